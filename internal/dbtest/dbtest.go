@@ -1,0 +1,144 @@
+// Package dbtest gives tests a real PostgreSQL with pgvector: a fresh migrated database per test
+// (cloned from a template, dropped afterwards), or a transaction on a shared migrated database
+// that is rolled back when the test ends. The server comes from RAGD_TEST_DATABASE_URL, which
+// scripts/test.sh sets after starting a throwaway cluster.
+package dbtest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"os"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	pgxvec "github.com/pgvector/pgvector-go/pgx"
+
+	"github.com/ragd/ragd/migrations"
+)
+
+// EnvURL names the variable holding the server's connection URL (any database on it).
+const EnvURL = "RAGD_TEST_DATABASE_URL"
+
+// Dim is the embedding dimension of test databases: that of the stand-in models.
+const Dim = 384
+
+// ServerURL returns the test server's URL, failing the test with instructions when it is unset:
+// a database test that silently skips would hide a broken CI.
+func ServerURL(t testing.TB) string {
+	t.Helper()
+	u := os.Getenv(EnvURL)
+	if u == "" {
+		t.Fatalf("%s is not set: run the tests with scripts/test.sh (it starts a throwaway PostgreSQL), or point it at a server with pgvector installed", EnvURL)
+	}
+	return u
+}
+
+// withDatabase returns url with its database name replaced.
+func withDatabase(t testing.TB, raw, db string) string {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatalf("dbtest: parsing %s: %v", EnvURL, err)
+	}
+	u.Path = "/" + db
+	return u.String()
+}
+
+func connect(t testing.TB, url string) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatalf("dbtest: connecting: %v", err)
+	}
+	return conn
+}
+
+// ensureDatabase creates db as a migrated database once per server and migration content. Test
+// processes run in parallel, so creation happens under an advisory lock.
+func ensureDatabase(t testing.TB, db string, from string) {
+	t.Helper()
+	ctx := context.Background()
+	admin := connect(t, withDatabase(t, ServerURL(t), "postgres"))
+	defer admin.Close(ctx)
+	if _, err := admin.Exec(ctx, "SELECT pg_advisory_lock(hashtext($1))", db); err != nil {
+		t.Fatalf("dbtest: lock: %v", err)
+	}
+	defer admin.Exec(ctx, "SELECT pg_advisory_unlock(hashtext($1))", db) //nolint:errcheck // closing the session releases it anyway
+	var exists bool
+	if err := admin.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", db).Scan(&exists); err != nil {
+		t.Fatalf("dbtest: %v", err)
+	}
+	if exists {
+		return
+	}
+	create := "CREATE DATABASE " + pgx.Identifier{db}.Sanitize()
+	if from != "" {
+		create += " TEMPLATE " + pgx.Identifier{from}.Sanitize()
+	}
+	if _, err := admin.Exec(ctx, create); err != nil {
+		t.Fatalf("dbtest: %s: %v", create, err)
+	}
+	if from != "" {
+		return
+	}
+	conn := connect(t, withDatabase(t, ServerURL(t), db))
+	defer conn.Close(ctx)
+	if err := migrations.Migrate(ctx, conn, migrations.Options{EmbeddingDim: Dim}); err != nil {
+		t.Fatalf("dbtest: migrating template: %v", err)
+	}
+}
+
+func templateName() string { return "ragd_test_tmpl_" + migrations.Fingerprint() }
+
+// NewDatabase creates a migrated database for this test alone and returns its URL. It is dropped
+// when the test ends. Use it when the code under test opens its own pool or commits.
+func NewDatabase(t testing.TB) string {
+	t.Helper()
+	tmpl := templateName()
+	ensureDatabase(t, tmpl, "")
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	name := "ragd_test_" + hex.EncodeToString(b)
+	ctx := context.Background()
+	admin := connect(t, withDatabase(t, ServerURL(t), "postgres"))
+	defer admin.Close(ctx)
+	if _, err := admin.Exec(ctx, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s",
+		pgx.Identifier{name}.Sanitize(), pgx.Identifier{tmpl}.Sanitize())); err != nil {
+		t.Fatalf("dbtest: creating test database: %v", err)
+	}
+	t.Cleanup(func() {
+		admin := connect(t, withDatabase(t, ServerURL(t), "postgres"))
+		defer admin.Close(ctx)
+		if _, err := admin.Exec(ctx, "DROP DATABASE "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
+			t.Errorf("dbtest: dropping %s: %v", name, err)
+		}
+	})
+	return withDatabase(t, ServerURL(t), name)
+}
+
+// TestTx begins a transaction on a shared migrated database and rolls it back when the test
+// ends, so tests see an empty schema and leave nothing behind.
+func TestTx(t testing.TB) pgx.Tx {
+	t.Helper()
+	shared := "ragd_test_tx_" + migrations.Fingerprint()
+	tmpl := templateName()
+	ensureDatabase(t, tmpl, "")
+	ensureDatabase(t, shared, tmpl)
+	ctx := context.Background()
+	conn := connect(t, withDatabase(t, ServerURL(t), shared))
+	if err := pgxvec.RegisterTypes(ctx, conn); err != nil {
+		t.Fatalf("dbtest: registering vector types: %v", err)
+	}
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatalf("dbtest: begin: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = tx.Rollback(ctx)
+		_ = conn.Close(ctx)
+	})
+	return tx
+}

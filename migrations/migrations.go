@@ -1,0 +1,114 @@
+// Package migrations holds ragd's numbered SQL migrations, embedded in the binary and applied with
+// tern (pgx-native, plain SQL files, templating for the embedding dimension).
+package migrations
+
+import (
+	"context"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/tern/v2/migrate"
+)
+
+//go:embed *.sql
+var files embed.FS
+
+// versionTable is tern's bookkeeping table, qualified by schema so a search_path that falls back
+// to public never reads another schema's version.
+func versionTable(schema string) string {
+	if schema == "" {
+		schema = "public"
+	}
+	return pgx.Identifier{schema, "schema_version"}.Sanitize()
+}
+
+// Options are what the SQL templates need.
+type Options struct {
+	// Schema holds the tables; "" means public. The connection's search_path must put it first.
+	Schema string
+	// EmbeddingDim is the length of chunks.embedding. It is fixed when the schema is created;
+	// a model of another dimension needs a new database (or schema).
+	EmbeddingDim int
+	Logger       *slog.Logger
+}
+
+func (o Options) validate() error {
+	if o.EmbeddingDim < 1 || o.EmbeddingDim > 16000 {
+		return fmt.Errorf("embedding dimension %d out of range 1..16000", o.EmbeddingDim)
+	}
+	return nil
+}
+
+// Migrate applies every pending migration. Concurrent callers are safe: tern holds an advisory
+// lock while it migrates.
+func Migrate(ctx context.Context, conn *pgx.Conn, opts Options) error {
+	if err := opts.validate(); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	m, err := migrate.NewMigrator(ctx, conn, versionTable(opts.Schema))
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	// tern renders the templates while loading, so the data must be in place first.
+	m.Data = map[string]any{"embedding_dim": opts.EmbeddingDim}
+	if err := m.LoadMigrations(files); err != nil {
+		return fmt.Errorf("migrate: loading migrations: %w", err)
+	}
+	if opts.Logger != nil {
+		m.OnStart = func(seq int32, name, direction, _ string) {
+			opts.Logger.InfoContext(ctx, "applying migration", slog.Int("seq", int(seq)), slog.String("name", name), slog.String("direction", direction))
+		}
+	}
+	if err := m.Migrate(ctx); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	return nil
+}
+
+// ErrBehind means the database schema is older than this binary's migrations.
+var ErrBehind = errors.New("database schema is behind: run `ragd migrate`")
+
+// Check reports ErrBehind when migrations are pending in schema ("" is public), so a server never
+// runs on an old schema.
+func Check(ctx context.Context, conn *pgx.Conn, schema string) error {
+	m, err := migrate.NewMigrator(ctx, conn, versionTable(schema))
+	if err != nil {
+		return fmt.Errorf("checking schema version: %w", err)
+	}
+	if err := m.LoadMigrations(files); err != nil {
+		return fmt.Errorf("checking schema version: %w", err)
+	}
+	v, err := m.GetCurrentVersion(ctx)
+	if err != nil {
+		return fmt.Errorf("checking schema version: %w", err)
+	}
+	if latest := int32(len(m.Migrations)); v < latest {
+		return fmt.Errorf("%w (at version %d of %d)", ErrBehind, v, latest)
+	}
+	return nil
+}
+
+// Fingerprint identifies the migrations' content; tests name their template databases with it so
+// a changed migration never meets a stale template.
+func Fingerprint() string {
+	h := sha256.New()
+	_ = fs.WalkDir(files, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := files.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		h.Write([]byte(path))
+		h.Write(b)
+		return nil
+	})
+	return hex.EncodeToString(h.Sum(nil))[:12]
+}

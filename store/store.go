@@ -1,0 +1,254 @@
+// Package store is ragd's system of record in PostgreSQL with pgvector: documents and versions,
+// chunks and their embeddings, conversations and citations. Every call takes a context; errors
+// wrap the ragd error kinds so callers can tell not-found and bad input from failures.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	pgxvec "github.com/pgvector/pgvector-go/pgx"
+
+	"github.com/ragd/ragd"
+	"github.com/ragd/ragd/migrations"
+)
+
+// DB is what the store needs from PostgreSQL. Both *pgxpool.Pool and pgx.Tx satisfy it, so tests
+// can run a store inside a transaction that is rolled back.
+type DB interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error)
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+	Begin(ctx context.Context) (pgx.Tx, error)
+}
+
+// Config says where the database is and how to use it.
+type Config struct {
+	// URL is a libpq/pgx connection string.
+	URL string
+	// Schema, when set, holds ragd's tables instead of public (the eval command uses one schema
+	// per dataset). It is created when missing; pgvector stays in public.
+	Schema string
+	// EmbeddingDim is the dimension of chunk embeddings; checked against the schema at open.
+	EmbeddingDim int
+	// Migrate applies pending migrations at open; when false a pending migration is an error.
+	Migrate bool
+	// MaxConns caps the pool; 0 lets pgx choose.
+	MaxConns int32
+	// EfSearch is pgvector's hnsw.ef_search: the candidate list size of a k-NN search. It must be
+	// at least the k asked for to return k results; larger trades speed for recall.
+	EfSearch int
+	Logger   *slog.Logger
+}
+
+// WithDefaults fills the zero fields.
+func (c Config) WithDefaults() Config {
+	if c.EmbeddingDim == 0 {
+		c.EmbeddingDim = 384
+	}
+	if c.EfSearch == 0 {
+		c.EfSearch = 100
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+func (c Config) validate() error {
+	if c.URL == "" {
+		return errors.New("store: database URL is empty")
+	}
+	if c.EfSearch < 1 || c.EfSearch > 1000 {
+		return fmt.Errorf("store: ef_search %d out of range 1..1000", c.EfSearch)
+	}
+	if strings.ContainsAny(c.Schema, "\"\x00") {
+		return fmt.Errorf("store: schema name %q must not contain quotes or NUL", c.Schema)
+	}
+	return nil
+}
+
+// Store reads and writes ragd's tables.
+type Store struct {
+	db       DB
+	pool     *pgxpool.Pool // nil when the store wraps a transaction
+	efSearch int
+	logger   *slog.Logger
+}
+
+// Open connects, migrates (or checks the schema version), checks the embedding dimension, and
+// returns a store over a connection pool.
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	pcfg, err := pgxpool.ParseConfig(cfg.URL)
+	if err != nil {
+		return nil, fmt.Errorf("store: parsing database URL: %w", err)
+	}
+	if cfg.Schema != "" {
+		pcfg.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{cfg.Schema}.Sanitize() + ", public"
+	}
+	if cfg.MaxConns > 0 {
+		pcfg.MaxConns = cfg.MaxConns
+	}
+	if err := prepare(ctx, pcfg.ConnConfig.Copy(), cfg); err != nil {
+		return nil, err
+	}
+	pcfg.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
+		return pgxvec.RegisterTypes(ctx, conn)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	if err != nil {
+		return nil, fmt.Errorf("store: %w: %w", ragd.ErrUnavailable, err)
+	}
+	return &Store{db: pool, pool: pool, efSearch: cfg.EfSearch, logger: cfg.Logger}, nil
+}
+
+// prepare runs on a single connection before the pool exists, because the pool registers the
+// vector type on connect and that type exists only after the first migration.
+func prepare(ctx context.Context, ccfg *pgx.ConnConfig, cfg Config) error {
+	conn, err := pgx.ConnectConfig(ctx, ccfg)
+	if err != nil {
+		return fmt.Errorf("store: connecting: %w: %w", ragd.ErrUnavailable, err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	schema := cfg.Schema
+	if schema == "" {
+		schema = "public"
+	}
+	if cfg.Migrate {
+		if _, err := conn.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{schema}.Sanitize()); err != nil {
+			return fmt.Errorf("store: creating schema %s: %w", schema, err)
+		}
+		opts := migrations.Options{Schema: schema, EmbeddingDim: cfg.EmbeddingDim, Logger: cfg.Logger}
+		if err := migrations.Migrate(ctx, conn, opts); err != nil {
+			return fmt.Errorf("store: %w", err)
+		}
+	} else {
+		var exists bool
+		if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)", schema).Scan(&exists); err != nil {
+			return fmt.Errorf("store: %w: %w", ragd.ErrUnavailable, err)
+		}
+		if !exists {
+			return fmt.Errorf("store: schema %q does not exist: %w", schema, migrations.ErrBehind)
+		}
+		if err := migrations.Check(ctx, conn, schema); err != nil {
+			return fmt.Errorf("store: %w", err)
+		}
+	}
+	dim, err := embeddingDim(ctx, conn, schema)
+	if err != nil {
+		return err
+	}
+	if dim != cfg.EmbeddingDim {
+		return fmt.Errorf("store: the database stores %d-dimensional embeddings but the embedding model gives %d: use a new database (or --schema) for this model", dim, cfg.EmbeddingDim)
+	}
+	return nil
+}
+
+func embeddingDim(ctx context.Context, conn *pgx.Conn, schema string) (int, error) {
+	var dim int
+	err := conn.QueryRow(ctx, `
+		SELECT atttypmod FROM pg_attribute
+		WHERE attrelid = to_regclass(quote_ident($1) || '.chunks') AND attname = 'embedding'`, schema).Scan(&dim)
+	if err != nil {
+		return 0, fmt.Errorf("store: reading embedding dimension: %w", err)
+	}
+	return dim, nil
+}
+
+// New wraps an existing connection or transaction, for tests and for work inside a transaction.
+func New(db DB) *Store {
+	return &Store{db: db, efSearch: 100, logger: slog.Default()}
+}
+
+// Close releases the pool.
+func (s *Store) Close() {
+	if s.pool != nil {
+		s.pool.Close()
+	}
+}
+
+// Ping checks that the database answers, for readiness probes.
+func (s *Store) Ping(ctx context.Context) error {
+	var one int
+	if err := s.db.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil {
+		return fmt.Errorf("store: %w: %w", ragd.ErrUnavailable, err)
+	}
+	return nil
+}
+
+// InTx runs fn with a store bound to one transaction, committed when fn returns nil and rolled
+// back otherwise. Inside a transaction it nests as a savepoint.
+func (s *Store) InTx(ctx context.Context, fn func(tx *Store) error) error {
+	tx, err := s.db.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("store: begin: %w", err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	if err := fn(&Store{db: tx, efSearch: s.efSearch, logger: s.logger}); err != nil {
+		return err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("store: commit: %w", err)
+	}
+	return nil
+}
+
+// seqLockKey serializes writers that take chunk_seq values, so sequence order is commit order
+// and a reader catching up by sequence never skips a row committed late.
+const seqLockKey = 0x72616764 // "ragd"
+
+func lockSeq(ctx context.Context, db DB) error {
+	if _, err := db.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", seqLockKey); err != nil {
+		return fmt.Errorf("store: taking write lock: %w", err)
+	}
+	return nil
+}
+
+// changesChannel is notified when chunk changes commit; PostgreSQL delivers a NOTIFY only if its
+// transaction commits, so a listener never catches up to a rolled-back write.
+const changesChannel = "ragd_chunk_changes"
+
+func notifyChanges(ctx context.Context, db DB) error {
+	if _, err := db.Exec(ctx, "SELECT pg_notify($1, '')", changesChannel); err != nil {
+		return fmt.Errorf("store: notify: %w", err)
+	}
+	return nil
+}
+
+// ListenChanges calls onChange whenever chunk changes commit, from any process, until ctx ends
+// or the connection fails. It needs a pool (it holds one connection for the listen).
+func (s *Store) ListenChanges(ctx context.Context, onChange func()) error {
+	if s.pool == nil {
+		return errors.New("store: listening needs a pool")
+	}
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("store: listen: %w", err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, "LISTEN "+changesChannel); err != nil {
+		return fmt.Errorf("store: listen: %w", err)
+	}
+	for {
+		if _, err := conn.Conn().WaitForNotification(ctx); err != nil {
+			return fmt.Errorf("store: listen: %w", err)
+		}
+		onChange()
+	}
+}
+
+// now is the store's clock; a var so tests can move it.
+var now = func() time.Time { return time.Now().UTC() }

@@ -1,0 +1,281 @@
+// Package index is ragd's BM25 index: a bleve index over the active chunks in the store. It is
+// derived data. It remembers the last chunk change sequence it applied and catches up from the
+// store by sequence; losing it costs a rebuild, never a citation.
+package index
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/analysis/lang/en"
+	"github.com/blevesearch/bleve/v2/mapping"
+	"github.com/blevesearch/bleve/v2/search/query"
+	bolterrors "go.etcd.io/bbolt/errors"
+
+	"github.com/ragd/ragd"
+)
+
+// Source is where the index reads chunk changes from: the store.
+type Source interface {
+	ChunkChanges(ctx context.Context, after int64, limit int) ([]ragd.ChunkChange, error)
+}
+
+// ErrLocked means another process (usually a running server) has the index open.
+var ErrLocked = errors.New("index is open in another process")
+
+// schemaVersion changes whenever the mapping changes, so an index built with an older mapping is
+// rebuilt instead of silently scoring differently.
+const schemaVersion = "1"
+
+var (
+	seqKey     = []byte("ragd.seq")
+	versionKey = []byte("ragd.schema")
+)
+
+// Index is a bleve BM25 index of chunks. It is safe for concurrent use.
+type Index struct {
+	dir    string
+	bleve  bleve.Index
+	logger *slog.Logger
+
+	mu  sync.Mutex // serializes CatchUp so two catch-ups never apply the same changes twice
+	seq int64
+}
+
+// newMapping indexes title, heading and text with bleve's English analyzer (possessives,
+// lower case, stop words, Porter stemming) and scores with BM25. Queries run against the
+// composite _all field: one BM25 over title and text together. On SciFact that scored nDCG@10
+// 0.679, where a disjunction over separate fields scored 0.624 (bleve multiplies a disjunction
+// by the share of clauses that matched, which punishes a term found only in the text).
+func newMapping() mapping.IndexMapping {
+	text := bleve.NewTextFieldMapping()
+	text.Analyzer = en.AnalyzerName
+	text.Store = false
+	text.IncludeInAll = true
+	text.IncludeTermVectors = false
+
+	doc := bleve.NewDocumentStaticMapping()
+	doc.AddFieldMappingsAt("title", text)
+	doc.AddFieldMappingsAt("heading", text)
+	doc.AddFieldMappingsAt("text", text)
+
+	m := bleve.NewIndexMapping()
+	m.DefaultMapping = doc
+	m.DefaultAnalyzer = en.AnalyzerName
+	m.ScoringModel = "bm25"
+	m.StoreDynamic = false
+	m.IndexDynamic = false
+	return m
+}
+
+// Open opens the index in dir, creating an empty one when dir does not exist. An index written
+// by an older mapping is reported as such: run Rebuild.
+func Open(dir string, logger *slog.Logger) (*Index, error) {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	var b bleve.Index
+	_, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		b, err = bleve.New(dir, newMapping())
+		if err == nil {
+			err = b.SetInternal(versionKey, []byte(schemaVersion))
+		}
+	case err == nil:
+		// bolt locks the index file; give up quickly rather than hang behind a running server.
+		b, err = bleve.OpenUsing(dir, map[string]any{"bolt_timeout": "2s"})
+		if errors.Is(err, bolterrors.ErrTimeout) {
+			return nil, fmt.Errorf("index %s: %w", dir, ErrLocked)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("index: opening %s: %w", dir, err)
+	}
+	ix := &Index{dir: dir, bleve: b, logger: logger}
+	v, err := b.GetInternal(versionKey)
+	if err != nil {
+		b.Close()
+		return nil, fmt.Errorf("index: reading %s: %w", dir, err)
+	}
+	if string(v) != schemaVersion {
+		b.Close()
+		return nil, fmt.Errorf("index %s has mapping version %q, this ragd writes %q: run `ragd reindex`", dir, v, schemaVersion)
+	}
+	if ix.seq, err = ix.readSeq(); err != nil {
+		b.Close()
+		return nil, err
+	}
+	return ix, nil
+}
+
+func (ix *Index) readSeq() (int64, error) {
+	b, err := ix.bleve.GetInternal(seqKey)
+	if err != nil {
+		return 0, fmt.Errorf("index: reading sequence: %w", err)
+	}
+	if len(b) == 0 {
+		return 0, nil
+	}
+	seq, err := strconv.ParseInt(string(b), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("index: corrupt sequence %q: %w", b, err)
+	}
+	return seq, nil
+}
+
+// Close closes the index.
+func (ix *Index) Close() error { return ix.bleve.Close() }
+
+// Seq returns the last chunk change sequence applied.
+func (ix *Index) Seq() int64 {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	return ix.seq
+}
+
+// DocCount returns the number of chunks in the index.
+func (ix *Index) DocCount() (uint64, error) { return ix.bleve.DocCount() }
+
+// Search returns the n chunks that score highest by BM25 for text. The text is analyzed as
+// words and never parsed as query syntax, so "+foo -bar title:x" is just five words.
+func (ix *Index) Search(ctx context.Context, text string, n int) ([]ragd.Hit, error) {
+	if n < 1 {
+		return nil, ragd.Invalidf("n", "must be at least 1, got %d", n)
+	}
+	q := query.NewMatchQuery(text)
+	q.SetField("_all")
+	req := bleve.NewSearchRequestOptions(q, n, 0, false)
+	res, err := ix.bleve.SearchInContext(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("index: search: %w", err)
+	}
+	hits := make([]ragd.Hit, 0, len(res.Hits))
+	for i, h := range res.Hits {
+		id, err := strconv.ParseInt(h.ID, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("index: chunk id %q: %w", h.ID, err)
+		}
+		hits = append(hits, ragd.Hit{ChunkID: id, Score: h.Score, Rank: i + 1})
+	}
+	return hits, nil
+}
+
+type chunkDoc struct {
+	Title   string `json:"title"`
+	Heading string `json:"heading"`
+	Text    string `json:"text"`
+}
+
+// apply indexes one page of changes and records the sequence in the same batch, so a crash
+// between the two cannot make the index skip or repeat changes.
+func (ix *Index) apply(changes []ragd.ChunkChange) error {
+	b := ix.bleve.NewBatch()
+	for _, c := range changes {
+		id := strconv.FormatInt(c.ID, 10)
+		if c.Active {
+			if err := b.Index(id, chunkDoc{Title: c.Title, Heading: c.Heading, Text: c.Text}); err != nil {
+				return fmt.Errorf("index: chunk %d: %w", c.ID, err)
+			}
+		} else {
+			b.Delete(id)
+		}
+	}
+	last := changes[len(changes)-1].Seq
+	b.SetInternal(seqKey, []byte(strconv.FormatInt(last, 10)))
+	if err := ix.bleve.Batch(b); err != nil {
+		return fmt.Errorf("index: applying changes up to %d: %w", last, err)
+	}
+	ix.seq = last
+	return nil
+}
+
+// pageSize is how many changes one bleve batch applies.
+const pageSize = 2000
+
+// CatchUp applies every change the source has past the index's sequence and returns how many.
+func (ix *Index) CatchUp(ctx context.Context, src Source) (int, error) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	start := time.Now()
+	n := 0
+	for {
+		changes, err := src.ChunkChanges(ctx, ix.seq, pageSize)
+		if err != nil {
+			return n, fmt.Errorf("index: catching up: %w", err)
+		}
+		if len(changes) == 0 {
+			break
+		}
+		if err := ix.apply(changes); err != nil {
+			return n, err
+		}
+		n += len(changes)
+	}
+	if n > 0 {
+		ix.logger.InfoContext(ctx, "index caught up", slog.Int("changes", n), slog.Int64("seq", ix.seq),
+			slog.Duration("took", time.Since(start)))
+	}
+	return n, nil
+}
+
+// Rebuild replaces the index in dir by one built from scratch from the source. The new index is
+// built beside the old one and swapped in only when complete.
+func Rebuild(ctx context.Context, dir string, src Source, logger *slog.Logger) (*Index, error) {
+	tmp := dir + ".rebuild"
+	if err := os.RemoveAll(tmp); err != nil {
+		return nil, fmt.Errorf("index: clearing %s: %w", tmp, err)
+	}
+	ix, err := Open(tmp, logger)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := ix.CatchUp(ctx, src); err != nil {
+		ix.Close()
+		return nil, err
+	}
+	if err := ix.Close(); err != nil {
+		return nil, fmt.Errorf("index: closing %s: %w", tmp, err)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, fmt.Errorf("index: removing %s: %w", dir, err)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return nil, fmt.Errorf("index: moving %s into place: %w", tmp, err)
+	}
+	return Open(dir, logger)
+}
+
+// Follow keeps ix caught up with src until ctx ends: at once when wake fires (the store's change
+// notifications), and every poll interval regardless, in case a notification was missed while
+// the listening connection was down.
+func (ix *Index) Follow(ctx context.Context, src Source, wake <-chan struct{}, poll time.Duration) {
+	t := time.NewTicker(poll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-wake:
+		case <-t.C:
+		}
+		if _, err := ix.CatchUp(ctx, src); err != nil && ctx.Err() == nil {
+			ix.logger.ErrorContext(ctx, "index catch-up failed; retrying on the next change or poll", slog.String("error", err.Error()))
+		}
+	}
+}
+
+// Ping checks that the index answers, for readiness probes.
+func (ix *Index) Ping(context.Context) error {
+	if _, err := ix.bleve.DocCount(); err != nil {
+		return fmt.Errorf("index: %w: %w", ragd.ErrUnavailable, err)
+	}
+	return nil
+}

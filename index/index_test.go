@@ -1,0 +1,168 @@
+package index_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ragd/ragd"
+	"github.com/ragd/ragd/index"
+	"github.com/ragd/ragd/internal/dbtest"
+	"github.com/ragd/ragd/store"
+)
+
+type testBundle struct {
+	ctx   context.Context
+	store *store.Store
+	dir   string
+}
+
+func setup(t *testing.T) *testBundle {
+	t.Helper()
+	return &testBundle{
+		ctx:   context.Background(),
+		store: store.New(dbtest.TestTx(t)),
+		dir:   filepath.Join(t.TempDir(), "bm25"),
+	}
+}
+
+func (b *testBundle) save(t *testing.T, key, hash, title string, texts ...string) store.SaveResult {
+	t.Helper()
+	v := store.NewVersion{SourceKey: key, Format: "text", Title: title, ContentHash: hash}
+	for _, s := range texts {
+		v.Chunks = append(v.Chunks, ragd.Chunk{Text: s})
+	}
+	res, err := b.store.SaveVersions(b.ctx, []store.NewVersion{v})
+	require.NoError(t, err)
+	return res[0]
+}
+
+// search returns the texts of the chunks found, in rank order.
+func (b *testBundle) search(t *testing.T, ix *index.Index, q string) []string {
+	t.Helper()
+	hits, err := ix.Search(b.ctx, q, 10)
+	require.NoError(t, err)
+	ids := make([]int64, len(hits))
+	for i, h := range hits {
+		ids[i] = h.ChunkID
+		require.Equal(t, i+1, h.Rank)
+	}
+	cs, err := b.store.Chunks(b.ctx, ids)
+	require.NoError(t, err)
+	texts := make([]string, len(cs))
+	for i, c := range cs {
+		texts[i] = c.Text
+	}
+	return texts
+}
+
+func TestSearchRanksByBM25(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.save(t, "quakes", "1", "Earthquake safety", "Drop, cover and hold on during earthquakes.", "Secure heavy furniture to walls.")
+	b.save(t, "floods", "1", "Flood safety", "Move to higher ground when floods threaten.", "Never drive through flooded roads; earthquakes are rarer.")
+	ix, err := index.Open(b.dir, nil)
+	require.NoError(t, err)
+	defer ix.Close()
+	n, err := ix.CatchUp(b.ctx, b.store)
+	require.NoError(t, err)
+	require.Equal(t, 4, n)
+
+	require.Equal(t, []string{
+		"Drop, cover and hold on during earthquakes.",
+		"Secure heavy furniture to walls.", // matched by its title alone
+		"Never drive through flooded roads; earthquakes are rarer.",
+	}, b.search(t, ix, "earthquake"), "stemmed, title counts, shorter field ranks higher")
+
+	require.Equal(t, []string{"Move to higher ground when floods threaten."},
+		b.search(t, ix, "higher ground"))
+
+	// User text is words, never query syntax: these would be errors or filters in bleve's
+	// query-string language.
+	for _, q := range []string{`title:"flood`, "+walls -furniture", "walls^5 AND (", "/[a-z/"} {
+		_, err := ix.Search(b.ctx, q, 10)
+		require.NoError(t, err, q)
+	}
+	require.Contains(t, b.search(t, ix, "+walls -furniture"), "Secure heavy furniture to walls.",
+		"-furniture is not a negation")
+
+	require.Empty(t, b.search(t, ix, "the of and"), "stop words alone match nothing")
+	_, err = ix.Search(b.ctx, "x", 0)
+	require.ErrorIs(t, err, ragd.ErrInvalid)
+}
+
+func TestCatchUpFollowsVersionsAndDeletes(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	doc := b.save(t, "guide", "1", "Guide", "alpha bravo")
+	ix, err := index.Open(b.dir, nil)
+	require.NoError(t, err)
+	defer ix.Close()
+	_, err = ix.CatchUp(b.ctx, b.store)
+	require.NoError(t, err)
+	require.Equal(t, []string{"alpha bravo"}, b.search(t, ix, "alpha"))
+
+	b.save(t, "guide", "2", "Guide", "charlie delta")
+	_, err = ix.CatchUp(b.ctx, b.store)
+	require.NoError(t, err)
+	require.Empty(t, b.search(t, ix, "alpha"), "the old version left the index")
+	require.Equal(t, []string{"charlie delta"}, b.search(t, ix, "charlie"))
+
+	require.NoError(t, b.store.DeleteDocument(b.ctx, doc.DocID))
+	n, err := ix.CatchUp(b.ctx, b.store)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	require.Empty(t, b.search(t, ix, "charlie"))
+	count, err := ix.DocCount()
+	require.NoError(t, err)
+	require.Zero(t, count)
+
+	n, err = ix.CatchUp(b.ctx, b.store)
+	require.NoError(t, err)
+	require.Zero(t, n, "nothing new, nothing applied")
+}
+
+func TestSequenceSurvivesReopenAndLostIndexIsRebuilt(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.save(t, "a", "1", "A", "first text")
+	ix, err := index.Open(b.dir, nil)
+	require.NoError(t, err)
+	_, err = ix.CatchUp(b.ctx, b.store)
+	require.NoError(t, err)
+	seq := ix.Seq()
+	require.Positive(t, seq)
+
+	_, err = index.Open(b.dir, nil)
+	require.ErrorIs(t, err, index.ErrLocked, "a second open waits briefly, then says who holds it")
+	require.NoError(t, ix.Close())
+
+	b.save(t, "b", "1", "B", "second text")
+	ix, err = index.Open(b.dir, nil)
+	require.NoError(t, err)
+	require.Equal(t, seq, ix.Seq(), "the sequence is stored in the index")
+	n, err := ix.CatchUp(b.ctx, b.store)
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "only the change made while closed is applied")
+	require.NoError(t, ix.Close())
+
+	// Losing the index costs a catch-up from zero, nothing else.
+	require.NoError(t, os.RemoveAll(b.dir))
+	ix, err = index.Open(b.dir, nil)
+	require.NoError(t, err)
+	n, err = ix.CatchUp(b.ctx, b.store)
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	require.Equal(t, []string{"second text"}, b.search(t, ix, "second"))
+	require.NoError(t, ix.Close())
+
+	ix, err = index.Rebuild(b.ctx, b.dir, b.store, nil)
+	require.NoError(t, err)
+	defer ix.Close()
+	require.Equal(t, []string{"first text"}, b.search(t, ix, "first"))
+	_, err = os.Stat(b.dir + ".rebuild")
+	require.ErrorIs(t, err, os.ErrNotExist, "the rebuild directory was moved into place")
+}

@@ -1,0 +1,68 @@
+package encoder_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ragd/ragd/encoder"
+	"github.com/ragd/ragd/internal/modeltest"
+)
+
+// ONNX Runtime is process-global, so the order matters here: first a library that cannot load
+// (explicit ORT is an error, Auto falls back to Go and says why), then the real one.
+func TestResolve(t *testing.T) {
+	missing := encoder.Config{Runtime: encoder.ORT, ORTLibrary: "/nonexistent/libonnxruntime.so.1"}
+	_, _, err := encoder.Resolve(missing)
+	require.ErrorContains(t, err, "/nonexistent/libonnxruntime.so.1")
+
+	missing.Runtime = encoder.Auto
+	rt, fallback, err := encoder.Resolve(missing)
+	require.NoError(t, err)
+	require.Equal(t, encoder.Go, rt)
+	require.Contains(t, fallback, "/nonexistent/libonnxruntime.so.1")
+
+	rt, _, err = encoder.Resolve(encoder.Config{Runtime: encoder.Go})
+	require.NoError(t, err)
+	require.Equal(t, encoder.Go, rt)
+
+	rt, fallback, err = encoder.Resolve(encoder.Config{Runtime: encoder.Auto, ORTLibrary: modeltest.ORTLibrary()})
+	require.NoError(t, err)
+	require.Equal(t, encoder.ORT, rt, "with the library installed, auto means ONNX Runtime")
+	require.Empty(t, fallback)
+}
+
+func TestEncodePairMarksSecondSegment(t *testing.T) {
+	t.Parallel()
+	m, err := encoder.Inspect(modeltest.Dir(t, modeltest.CrossEncoder))
+	require.NoError(t, err)
+	require.True(t, m.IsCrossEncoder())
+	require.Equal(t, 512, m.MaxPositions)
+	tk, err := encoder.NewTokenizer(m)
+	require.NoError(t, err)
+
+	s, err := tk.EncodePair("vitamin d", "bone loss")
+	require.NoError(t, err)
+	// [CLS] vitamin d [SEP] bone loss [SEP] (ids from vocab.txt): BERT's pair layout, no padding.
+	require.Equal(t, []int64{101, 17663, 1040, 102, 5923, 3279, 102}, s.IDs)
+	require.Equal(t, []int64{0, 0, 0, 0, 1, 1, 1}, s.Types)
+
+	long, err := tk.Encode(repeat("word ", 2000))
+	require.NoError(t, err)
+	require.Len(t, long.IDs, 512, "cut to the model's maximum length")
+}
+
+func repeat(s string, n int) string {
+	out := make([]byte, 0, len(s)*n)
+	for range n {
+		out = append(out, s...)
+	}
+	return string(out)
+}
+
+func TestBatches(t *testing.T) {
+	t.Parallel()
+	got := encoder.Batches([]int{5, 1, 4, 2, 3}, 2)
+	require.Equal(t, [][]int{{1, 3}, {4, 2}, {0}}, got, "grouped by length, at most 2 each")
+	require.Empty(t, encoder.Batches(nil, 4))
+}

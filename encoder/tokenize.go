@@ -1,0 +1,130 @@
+package encoder
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/knights-analytics/hugot/backends"
+	"github.com/knights-analytics/hugot/options"
+	"github.com/sugarme/tokenizer"
+)
+
+// Tokenizer is hugot's Go tokenizer for a model directory. It is safe for concurrent use.
+type Tokenizer struct {
+	tk        *tokenizer.Tokenizer
+	maxTokens int
+}
+
+// NewTokenizer loads dir/tokenizer.json through hugot's loader, so ids match what hugot's own
+// pipelines feed the graph.
+func NewTokenizer(m *Model) (*Tokenizer, error) {
+	hm := &backends.Model{Path: m.Dir, MaxPositionEmbeddings: m.MaxPositions}
+	if err := backends.LoadTokenizer(hm, &options.Options{Backend: "GO"}); err != nil {
+		return nil, fmt.Errorf("%w: %s/tokenizer.json: %w", ErrModel, m.Dir, err)
+	}
+	if hm.Tokenizer == nil || hm.Tokenizer.GoTokenizer == nil {
+		return nil, fmt.Errorf("%w: %s: no tokenizer loaded", ErrModel, m.Dir)
+	}
+	return &Tokenizer{tk: hm.Tokenizer.GoTokenizer.Tokenizer, maxTokens: m.MaxPositions}, nil
+}
+
+// Sequence is one tokenized input, without padding.
+type Sequence struct {
+	IDs   []int64
+	Types []int64
+}
+
+// Encode tokenizes one text with the special tokens the model expects. The tokenizer's own
+// padding is dropped (batches are padded to their longest member instead) and the sequence is cut
+// to the model's maximum length.
+func (t *Tokenizer) Encode(text string) (Sequence, error) {
+	enc, err := t.tk.EncodeSingle(text, true)
+	if err != nil {
+		return Sequence{}, fmt.Errorf("encoder: tokenizing: %w", err)
+	}
+	n := 0
+	for i, m := range enc.AttentionMask {
+		if m != 0 {
+			n = i + 1
+		}
+	}
+	n = min(n, t.maxTokens)
+	s := Sequence{IDs: make([]int64, n), Types: make([]int64, n)}
+	for i := range n {
+		s.IDs[i] = int64(enc.Ids[i])
+		if i < len(enc.TypeIds) {
+			s.Types[i] = int64(enc.TypeIds[i])
+		}
+	}
+	return s, nil
+}
+
+// EncodePair tokenizes a (query, passage) pair the way hugot's cross-encoder pipeline does for
+// BERT models: "query [SEP] passage" as one text, with token type 1 from the first [SEP] on.
+func (t *Tokenizer) EncodePair(query, passage string) (Sequence, error) {
+	s, err := t.Encode(query + "[SEP]" + passage)
+	if err != nil {
+		return s, err
+	}
+	sep, ok := t.tk.TokenToId("[SEP]")
+	if !ok {
+		return s, fmt.Errorf("%w: tokenizer has no [SEP] token", ErrModel)
+	}
+	for i := 1; i < len(s.IDs)-1; i++ {
+		if s.IDs[i] == int64(sep) {
+			for j := i + 1; j < len(s.Types); j++ {
+				s.Types[j] = 1
+			}
+			break
+		}
+	}
+	return s, nil
+}
+
+// Batches splits items into runs of at most size, grouping similar lengths so the padding of each
+// run stays small. It returns, per run, indexes into lengths.
+func Batches(lengths []int, size int) [][]int {
+	order := make([]int, len(lengths))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return lengths[order[a]] < lengths[order[b]] })
+	var out [][]int
+	for len(order) > 0 {
+		n := min(size, len(order))
+		out = append(out, order[:n:n])
+		order = order[n:]
+	}
+	return out
+}
+
+// RunBatched runs items through run in batches of at most size, grouped by length, and returns
+// the results in the items' order. Context cancellation is checked between batches.
+func RunBatched[T any](ctx context.Context, items []string, size int, run func([]string) ([]T, error)) ([]T, error) {
+	lengths := make([]int, len(items))
+	for i, it := range items {
+		lengths[i] = len(it)
+	}
+	out := make([]T, len(items))
+	for _, idx := range Batches(lengths, size) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		batch := make([]string, len(idx))
+		for i, j := range idx {
+			batch[i] = items[j]
+		}
+		res, err := run(batch)
+		if err != nil {
+			return nil, err
+		}
+		if len(res) != len(idx) {
+			return nil, fmt.Errorf("encoder: runtime returned %d results for %d inputs", len(res), len(idx))
+		}
+		for i, j := range idx {
+			out[j] = res[i]
+		}
+	}
+	return out, nil
+}

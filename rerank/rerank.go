@@ -1,0 +1,152 @@
+// Package rerank scores (query, passage) pairs with a cross-encoder, on ONNX Runtime or hugot's
+// pure-Go backend. A score is the sigmoid of the model's relevance logit, in (0, 1).
+package rerank
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"path/filepath"
+	"sync"
+
+	"github.com/knights-analytics/hugot"
+	"github.com/knights-analytics/hugot/pipelines"
+
+	"github.com/ragd/ragd/encoder"
+)
+
+// Scorer scores passages against a query. It is safe for concurrent use; runs are serialized
+// because one run already uses every core.
+type Scorer struct {
+	model   *encoder.Model
+	runtime encoder.Runtime
+	batch   int
+
+	mu    sync.Mutex
+	run   func(query string, passages []string) ([]float32, error) // one batch, input order
+	close func() error
+}
+
+// Open loads the cross-encoder in cfg.Dir on the configured runtime and checks it with one probe
+// pair.
+func Open(cfg encoder.Config) (*Scorer, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("rerank: %w", err)
+	}
+	m, err := encoder.Inspect(cfg.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("rerank: %w", err)
+	}
+	if !m.IsCrossEncoder() {
+		return nil, fmt.Errorf("rerank: %w: %s is not a cross-encoder (architecture %q)", encoder.ErrModel, cfg.Dir, m.Architecture)
+	}
+	rt, fallback, err := encoder.Resolve(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("rerank: %w", err)
+	}
+	s := &Scorer{model: m, runtime: rt, batch: cfg.BatchSize}
+	if rt == encoder.ORT {
+		err = s.openORT(cfg)
+	} else {
+		err = s.openGo(cfg)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("rerank: %w", err)
+	}
+	if _, err := s.run("probe", []string{"probe passage"}); err != nil {
+		s.close()
+		return nil, fmt.Errorf("rerank: %w: probe run failed: %w", encoder.ErrModel, err)
+	}
+	encoder.LogStart(cfg, "cross-encoder", m, rt, fallback, 1)
+	return s, nil
+}
+
+func (s *Scorer) openORT(cfg encoder.Config) error {
+	tk, err := encoder.NewTokenizer(s.model)
+	if err != nil {
+		return err
+	}
+	sess, err := encoder.NewSession(s.model, cfg.Threads)
+	if err != nil {
+		return err
+	}
+	s.close = sess.Close
+	s.run = func(query string, passages []string) ([]float32, error) {
+		seqs := make([]encoder.Sequence, len(passages))
+		for i, p := range passages {
+			if seqs[i], err = tk.EncodePair(query, p); err != nil {
+				return nil, err
+			}
+		}
+		out, err := sess.Run(seqs)
+		if err != nil {
+			return nil, err
+		}
+		if len(out.Shape) != 2 || out.Shape[1] != 1 || int(out.Shape[0]) != len(passages) {
+			return nil, fmt.Errorf("%w: output shape %v, want [%d, 1]", encoder.ErrModel, out.Shape, len(passages))
+		}
+		scores := make([]float32, len(passages))
+		for i, logit := range out.Data {
+			scores[i] = float32(1 / (1 + math.Exp(-float64(logit))))
+		}
+		return scores, nil
+	}
+	return nil
+}
+
+func (s *Scorer) openGo(cfg encoder.Config) error {
+	session, err := hugot.NewGoSession()
+	if err != nil {
+		return fmt.Errorf("hugot session: %w", err)
+	}
+	p, err := hugot.NewPipeline(session, hugot.CrossEncoderConfig{
+		ModelPath:    s.model.Dir,
+		OnnxFilename: filepath.Base(s.model.OnnxFile),
+		Name:         "rerank",
+		Options: []hugot.CrossEncoderOption{
+			pipelines.WithBatchSize(cfg.BatchSize),
+			pipelines.WithSortResults(false),
+		},
+	})
+	if err != nil {
+		session.Destroy()
+		return fmt.Errorf("%w: %s: %w", encoder.ErrModel, s.model.Dir, err)
+	}
+	s.close = session.Destroy
+	s.run = func(query string, passages []string) ([]float32, error) {
+		out, err := p.RunPipeline(query, passages)
+		if err != nil {
+			return nil, err
+		}
+		scores := make([]float32, len(passages))
+		for _, r := range out.Results {
+			scores[r.Index] = r.Score
+		}
+		return scores, nil
+	}
+	return nil
+}
+
+// Runtime is the engine running the model.
+func (s *Scorer) Runtime() encoder.Runtime { return s.runtime }
+
+// Dir is the model directory.
+func (s *Scorer) Dir() string { return s.model.Dir }
+
+// Score returns one score per passage, in order: higher means more relevant to query. Passages
+// run in batches of similar length.
+func (s *Scorer) Score(ctx context.Context, query string, passages []string) ([]float32, error) {
+	scores, err := encoder.RunBatched(ctx, passages, s.batch, func(batch []string) ([]float32, error) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.run(query, batch)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("rerank: %w", err)
+	}
+	return scores, nil
+}
+
+// Close frees the model.
+func (s *Scorer) Close() error { return s.close() }

@@ -1,0 +1,138 @@
+package extract
+
+import (
+	"bytes"
+	"net/url"
+	"strings"
+
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
+	east "github.com/yuin/goldmark/extension/ast"
+	"github.com/yuin/goldmark/text"
+)
+
+// md parses CommonMark plus GitHub tables, which docs use for reference material.
+var md = goldmark.New(goldmark.WithExtensions(extension.Table))
+
+// extractMarkdown keeps each block's Markdown source as its text: it reads well and keeps the
+// text close to the file. Only heading marks are dropped, since the block kind carries them.
+func extractMarkdown(data []byte, base *url.URL) (*Doc, error) {
+	s, err := utf8Text(data)
+	if err != nil {
+		return nil, err
+	}
+	meta, body := frontMatter(s)
+	src := []byte(body)
+	root := md.Parser().Parse(text.NewReader(src))
+
+	b := builder{doc: Doc{Format: Markdown, Title: meta["title"], Published: parseDate(meta["date"])}}
+	for n := root.FirstChild(); n != nil; n = n.NextSibling() {
+		switch n := n.(type) {
+		case *ast.Heading:
+			b.add(Heading, n.Level, 0, lines(n, src))
+			if b.doc.Title == "" && n.Level == 1 {
+				b.doc.Title = collapse(lines(n, src))
+			}
+		case *ast.Paragraph:
+			b.add(Paragraph, 0, 0, lines(n, src))
+		case *ast.FencedCodeBlock, *ast.CodeBlock:
+			b.add(Code, 0, 0, lines(n, src))
+		case *ast.List:
+			b.add(List, 0, 0, span(n, src))
+		case *east.Table:
+			b.add(Table, 0, 0, span(n, src))
+		case *ast.HTMLBlock, *ast.ThematicBreak:
+			// Markup, not text.
+		default:
+			b.add(Paragraph, 0, 0, span(n, src))
+		}
+	}
+
+	l := newLinks(base)
+	_ = ast.Walk(root, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		switch n := n.(type) {
+		case *ast.Link:
+			if entering {
+				l.add(string(n.Destination))
+			}
+		case *ast.AutoLink:
+			if entering && n.AutoLinkType == ast.AutoLinkURL {
+				l.add(string(n.URL(src)))
+			}
+		}
+		return ast.WalkContinue, nil
+	})
+	b.doc.Links = l.list
+	return b.finish()
+}
+
+// lines returns the source from a leaf block's first line to its last. For headings and fenced
+// code that excludes the marks and fences.
+func lines(n ast.Node, src []byte) string {
+	l := n.Lines()
+	if l.Len() == 0 {
+		return ""
+	}
+	return string(src[l.At(0).Start:l.At(l.Len()-1).Stop])
+}
+
+// span returns the source of a container block from its start to the end of the line holding
+// its last text, so that list markers and table pipes stay in.
+func span(n ast.Node, src []byte) string {
+	start, stop := n.Pos(), 0
+	_ = ast.Walk(n, func(c ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering || c.Type() != ast.TypeBlock {
+			return ast.WalkContinue, nil
+		}
+		if l := c.Lines(); l.Len() > 0 {
+			if start < 0 {
+				start = l.At(0).Start
+			}
+			stop = max(stop, l.At(l.Len()-1).Stop)
+		}
+		return ast.WalkContinue, nil
+	})
+	if start < 0 || stop <= start {
+		return ""
+	}
+	if i := bytes.IndexByte(src[stop-1:], '\n'); i >= 0 {
+		stop += i - 1
+	} else {
+		stop = len(src)
+	}
+	return string(src[start:stop])
+}
+
+// frontMatter splits YAML front matter, "---" lines around "key: value" lines at the top of the
+// file, from the body. It returns the top-level scalar values by lower-case key; nested values
+// are ignored, since only the title and date are read.
+func frontMatter(s string) (map[string]string, string) {
+	rest, ok := strings.CutPrefix(s, "---\n")
+	if !ok {
+		return nil, s
+	}
+	meta := make(map[string]string)
+	off := 0
+	for line := range strings.Lines(rest) {
+		off += len(line)
+		line = strings.TrimRight(line, " \t\n")
+		if line == "---" || line == "..." {
+			return meta, rest[off:]
+		}
+		k, v, ok := strings.Cut(line, ":")
+		if ok && k != "" && k == strings.TrimSpace(k) {
+			meta[strings.ToLower(k)] = unquote(strings.TrimSpace(v))
+		}
+	}
+	// Without a closing line it was a thematic break, not front matter.
+	return nil, s
+}
+
+// unquote removes matching single or double quotes around a YAML scalar.
+func unquote(v string) string {
+	if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
+		return v[1 : len(v)-1]
+	}
+	return v
+}

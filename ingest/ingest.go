@@ -1,0 +1,353 @@
+// Package ingest turns files, web pages and corpus records into versioned documents and chunks in
+// the store: detect the format, extract text with its structure, chunk it into token windows,
+// embed the chunks in batches, and write each batch of documents in one transaction. Re-ingesting
+// unchanged content is a no-op, so an interrupted ingest is resumed by running it again.
+package ingest
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"iter"
+	"log/slog"
+	"time"
+
+	"github.com/ragd/ragd"
+	"github.com/ragd/ragd/chunk"
+	"github.com/ragd/ragd/extract"
+	"github.com/ragd/ragd/store"
+)
+
+// Embedder computes one vector per text.
+type Embedder interface {
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// Store is where documents go.
+type Store interface {
+	Current(ctx context.Context, keys []string) (map[string]store.Current, error)
+	SaveVersions(ctx context.Context, vs []store.NewVersion) ([]store.SaveResult, error)
+}
+
+// Config tunes ingestion.
+type Config struct {
+	Chunk chunk.Options
+	// BatchDocs is how many documents are embedded and written together, in one transaction.
+	BatchDocs int
+	// MaxBytes is the largest file or download accepted.
+	MaxBytes int64
+	Logger   *slog.Logger
+}
+
+// WithDefaults fills the zero fields.
+func (c Config) WithDefaults() Config {
+	c.Chunk = c.Chunk.WithDefaults()
+	if c.BatchDocs == 0 {
+		c.BatchDocs = 64
+	}
+	if c.MaxBytes == 0 {
+		c.MaxBytes = 64 << 20
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+// Validate checks the settings.
+func (c Config) Validate() error {
+	if err := c.Chunk.Validate(); err != nil {
+		return err
+	}
+	if c.BatchDocs < 1 {
+		return fmt.Errorf("batch of %d documents: must be at least 1", c.BatchDocs)
+	}
+	if c.MaxBytes < 1 {
+		return fmt.Errorf("max bytes %d: must be positive", c.MaxBytes)
+	}
+	return nil
+}
+
+// Ingester writes sources into a store. Embedder may be nil: chunks are then stored without
+// vectors and only BM25 finds them until a later `ragd reindex --embeddings`.
+type Ingester struct {
+	cfg      Config
+	store    Store
+	embedder Embedder
+}
+
+// New returns an Ingester.
+func New(cfg Config, st Store, emb Embedder) (*Ingester, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("ingest: %w", err)
+	}
+	return &Ingester{cfg: cfg, store: st, embedder: emb}, nil
+}
+
+// Result is what happened to one source.
+type Result struct {
+	Name    string
+	DocID   string // empty when Err is set
+	Version int
+	Status  store.SaveStatus // empty when Err is set
+	Chunks  int
+	Err     error
+}
+
+// Stats sums up an ingest run. The durations split where the time went.
+type Stats struct {
+	Documents int // sources seen
+	Created   int
+	Updated   int
+	Unchanged int
+	Failed    int
+	Chunks    int // chunks written
+	Extract   time.Duration
+	Embed     time.Duration
+	Store     time.Duration
+	Elapsed   time.Duration
+}
+
+func (s *Stats) count(r Result) {
+	s.Documents++
+	switch {
+	case r.Err != nil:
+		s.Failed++
+	case r.Status == store.Created:
+		s.Created++
+	case r.Status == store.Updated:
+		s.Updated++
+	case r.Status == store.Unchanged:
+		s.Unchanged++
+	}
+	if r.Status != store.Unchanged {
+		s.Chunks += r.Chunks
+	}
+}
+
+// prepared is a source ready to store: extracted, chunked, hashed.
+type prepared struct {
+	name string
+	nv   store.NewVersion
+}
+
+// Ingest reads every source and records it. A source that cannot be read, extracted or
+// understood fails alone, reported through onResult (which may be nil) and counted in Stats;
+// ingest goes on with the others. A store or embedding failure stops the run: the batch in
+// flight is rolled back, and what was committed before stays (running again resumes).
+func (in *Ingester) Ingest(ctx context.Context, sources iter.Seq2[Source, error], onResult func(Result)) (Stats, error) {
+	start := time.Now()
+	var st Stats
+	report := func(r Result) {
+		st.count(r)
+		if r.Err != nil {
+			in.cfg.Logger.WarnContext(ctx, "not ingested", slog.String("source", r.Name), slog.String("error", r.Err.Error()))
+		}
+		if onResult != nil {
+			onResult(r)
+		}
+	}
+	var batch []prepared
+	keys := map[string]bool{}
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		results, err := in.write(ctx, batch, &st)
+		if err != nil {
+			return err
+		}
+		for _, r := range results {
+			report(r)
+		}
+		batch, keys = batch[:0], map[string]bool{}
+		return nil
+	}
+	for src, err := range sources {
+		if err := ctx.Err(); err != nil {
+			return st, err
+		}
+		if err != nil {
+			report(Result{Name: src.Name, Err: err})
+			continue
+		}
+		t := time.Now()
+		p, err := in.prepare(src)
+		st.Extract += time.Since(t)
+		if err != nil {
+			report(Result{Name: src.Name, Err: err})
+			continue
+		}
+		if keys[p.nv.SourceKey] { // the same document twice: the later one must see the earlier
+			if err := flush(); err != nil {
+				return st, err
+			}
+		}
+		batch = append(batch, p)
+		keys[p.nv.SourceKey] = true
+		if len(batch) >= in.cfg.BatchDocs {
+			if err := flush(); err != nil {
+				return st, err
+			}
+		}
+	}
+	err := flush()
+	st.Elapsed = time.Since(start)
+	return st, err
+}
+
+// IngestOne records a single source and returns its result, or the reason it was refused.
+func (in *Ingester) IngestOne(ctx context.Context, src Source) (Result, error) {
+	var got Result
+	_, err := in.Ingest(ctx, func(yield func(Source, error) bool) { yield(src, nil) }, func(r Result) { got = r })
+	if err != nil {
+		return Result{}, err
+	}
+	return got, got.Err
+}
+
+// prepare extracts and chunks one source. Nothing here touches the store.
+func (in *Ingester) prepare(src Source) (prepared, error) {
+	doc := src.Doc
+	if doc == nil {
+		f, err := extract.Detect(src.Name, src.ContentType, src.Data)
+		if err != nil {
+			return prepared{}, err
+		}
+		if doc, err = extract.Extract(f, src.Data, src.URL); err != nil {
+			return prepared{}, err
+		}
+	}
+	key := src.Key
+	if key == "" {
+		sum := sha256.Sum256(src.Data)
+		key = "sha256:" + hex.EncodeToString(sum[:])
+	}
+	chunks := chunk.Split(doc, in.cfg.Chunk)
+	if len(chunks) == 0 {
+		return prepared{}, fmt.Errorf("%w: nothing to index after chunking", extract.ErrEmpty)
+	}
+	format := string(doc.Format)
+	if src.Doc != nil {
+		format = "jsonl-record"
+	}
+	nv := store.NewVersion{
+		SourceKey:   key,
+		Format:      format,
+		Title:       doc.Title,
+		URL:         src.URL,
+		Path:        src.Path,
+		PublishedAt: doc.Published,
+		ContentHash: contentHash(doc),
+		Bytes:       len(doc.Text),
+		Chunks:      make([]ragd.Chunk, len(chunks)),
+	}
+	for i, c := range chunks {
+		nv.Chunks[i] = ragd.Chunk{Heading: c.Heading, Text: c.Text, PageStart: c.PageStart, PageEnd: c.PageEnd,
+			CharStart: c.CharStart, CharEnd: c.CharEnd, Tokens: c.Tokens}
+	}
+	return prepared{name: src.Name, nv: nv}, nil
+}
+
+// contentHash identifies a version's content: what a reader would see, not the bytes of the
+// file, so re-saving a file unchanged is not a new version.
+func contentHash(doc *extract.Doc) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00", doc.Format, doc.Title)
+	h.Write([]byte(doc.Text))
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// EmbeddingText is what the embedding model reads for a chunk: the document title and the
+// heading path give a window the context its text alone may lack.
+func EmbeddingText(title, heading, text string) string {
+	s := text
+	if heading != "" {
+		s = heading + "\n" + s
+	}
+	if title != "" {
+		s = title + "\n" + s
+	}
+	return s
+}
+
+// write embeds and stores one batch. Documents whose content is unchanged are answered from
+// their hashes without being embedded.
+func (in *Ingester) write(ctx context.Context, batch []prepared, st *Stats) ([]Result, error) {
+	keys := make([]string, len(batch))
+	for i, p := range batch {
+		keys[i] = p.nv.SourceKey
+	}
+	t := time.Now()
+	current, err := in.store.Current(ctx, keys)
+	st.Store += time.Since(t)
+	if err != nil {
+		return nil, fmt.Errorf("ingest: %w", err)
+	}
+	byKey := make(map[string]store.SaveResult, len(batch))
+	var changed []store.NewVersion
+	for _, p := range batch {
+		if c, ok := current[p.nv.SourceKey]; ok && c.Hash == p.nv.ContentHash {
+			byKey[p.nv.SourceKey] = store.SaveResult{DocID: c.DocID, Version: c.Version, Status: store.Unchanged}
+		} else {
+			changed = append(changed, p.nv)
+		}
+	}
+	if len(changed) > 0 {
+		if err := in.embed(ctx, changed, st); err != nil {
+			return nil, err
+		}
+		t = time.Now()
+		saved, err := in.store.SaveVersions(ctx, changed)
+		st.Store += time.Since(t)
+		if err != nil {
+			return nil, fmt.Errorf("ingest: %w", err)
+		}
+		for i, s := range saved {
+			byKey[changed[i].SourceKey] = s
+		}
+	}
+	results := make([]Result, len(batch))
+	for i, p := range batch {
+		s := byKey[p.nv.SourceKey]
+		results[i] = Result{Name: p.name, DocID: s.DocID.String(), Version: s.Version, Status: s.Status, Chunks: len(p.nv.Chunks)}
+	}
+	return results, nil
+}
+
+func (in *Ingester) embed(ctx context.Context, vs []store.NewVersion, st *Stats) error {
+	if in.embedder == nil || len(vs) == 0 {
+		return nil
+	}
+	var texts []string
+	for _, v := range vs {
+		for _, c := range v.Chunks {
+			texts = append(texts, EmbeddingText(v.Title, c.Heading, c.Text))
+		}
+	}
+	t := time.Now()
+	vecs, err := in.embedder.Embed(ctx, texts)
+	st.Embed += time.Since(t)
+	if err != nil {
+		return fmt.Errorf("ingest: embedding %d chunks: %w", len(texts), err)
+	}
+	if len(vecs) != len(texts) {
+		return errors.New("ingest: embedder returned the wrong number of vectors")
+	}
+	i := 0
+	for _, v := range vs {
+		for j := range v.Chunks {
+			v.Chunks[j].Embedding = vecs[i]
+			i++
+		}
+	}
+	return nil
+}
+
+// Walk is the package's Walk with this ingester's size limit and a default HTTP client.
+func (in *Ingester) Walk(ctx context.Context, paths []string) iter.Seq2[Source, error] {
+	return Walk(ctx, paths, nil, in.cfg.MaxBytes)
+}

@@ -1,0 +1,294 @@
+package ingest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"iter"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ragd/ragd"
+	"github.com/ragd/ragd/extract"
+)
+
+// Source is one document before extraction: bytes with what is known about them, or a record
+// that is already text.
+type Source struct {
+	// Key is the document's identity across re-ingests. Empty means content-addressed: the
+	// sha256 of Data, so the same upload twice is one document.
+	Key string
+	// Name is a file name or address, used to detect the format and in messages.
+	Name        string
+	ContentType string
+	Data        []byte
+	URL         string // canonical address, for web sources and records that carry one
+	Path        string // absolute path, for local files
+	// Doc, when set, is the already extracted text of a corpus record; Data is then unused.
+	Doc *extract.Doc
+}
+
+// corpusExt marks JSONL corpora: each line a document {"_id", "title", "text"}, as in BEIR and
+// MTRAG.
+const corpusExt = ".jsonl"
+
+// walkExts are the files a directory walk picks up; a file named on the command line is tried
+// whatever its extension, so an unknown format gets a clear error instead of being skipped.
+var walkExts = map[string]bool{".md": true, ".markdown": true, ".txt": true, ".text": true,
+	".html": true, ".htm": true, ".pdf": true, corpusExt: true}
+
+// Walk yields the sources found at each path: a file, every supported file under a directory
+// (hidden entries skipped), the records of a JSONL corpus, or an http(s) address fetched with
+// client. A path that cannot be read yields an error for that path and the walk goes on.
+func Walk(ctx context.Context, paths []string, client *http.Client, maxBytes int64) iter.Seq2[Source, error] {
+	return func(yield func(Source, error) bool) {
+		for _, p := range paths {
+			if strings.HasPrefix(p, "http://") || strings.HasPrefix(p, "https://") {
+				src, err := Fetch(ctx, client, p, maxBytes)
+				if !yield(src, err) {
+					return
+				}
+				continue
+			}
+			if !walkPath(p, maxBytes, yield) {
+				return
+			}
+		}
+	}
+}
+
+func walkPath(root string, maxBytes int64, yield func(Source, error) bool) bool {
+	fi, err := os.Stat(root)
+	if err != nil {
+		return yield(Source{Name: root}, fmt.Errorf("%w: %w", ragd.ErrInvalid, err))
+	}
+	if !fi.IsDir() {
+		return yieldFile(root, maxBytes, yield)
+	}
+	cont := true
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			cont = yield(Source{Name: p}, fmt.Errorf("%w: %w", ragd.ErrInvalid, err))
+			return nil
+		}
+		if p != root && strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() || !walkExts[strings.ToLower(filepath.Ext(p))] {
+			return nil
+		}
+		if cont = yieldFile(p, maxBytes, yield); !cont {
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	if err != nil && cont {
+		return yield(Source{Name: root}, err)
+	}
+	return cont
+}
+
+func yieldFile(path string, maxBytes int64, yield func(Source, error) bool) bool {
+	abs, err := filepath.Abs(path)
+	if err == nil {
+		abs, err = filepath.EvalSymlinks(abs)
+	}
+	if err != nil {
+		return yield(Source{Name: path}, fmt.Errorf("%w: %w", ragd.ErrInvalid, err))
+	}
+	if strings.EqualFold(filepath.Ext(abs), corpusExt) {
+		return readCorpus(abs, yield)
+	}
+	data, err := readFile(abs, maxBytes)
+	if err != nil {
+		return yield(Source{Name: path}, err)
+	}
+	return yield(Source{Key: "file:" + abs, Name: path, Data: data, Path: abs}, nil)
+}
+
+func readFile(path string, maxBytes int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ragd.ErrInvalid, err)
+	}
+	defer f.Close()
+	return readLimited(f, maxBytes)
+}
+
+// readLimited reads all of r, refusing more than max bytes rather than truncating silently.
+func readLimited(r io.Reader, max int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, max+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading: %w", err)
+	}
+	if int64(len(data)) > max {
+		return nil, ragd.Invalidf("size", "larger than the %d-byte limit", max)
+	}
+	return data, nil
+}
+
+// CorpusName names the records of a JSONL corpus: the directory for BEIR's corpus.jsonl
+// (".../scifact/corpus.jsonl" is "scifact"), else the file's name without extension.
+func CorpusName(path string) string {
+	base := filepath.Base(path)
+	if strings.EqualFold(base, "corpus"+corpusExt) {
+		return filepath.Base(filepath.Dir(path))
+	}
+	return strings.TrimSuffix(base, filepath.Ext(base))
+}
+
+// corpusRecord is one line of a JSONL corpus. url and date are read when a corpus has them.
+type corpusRecord struct {
+	ID       string         `json:"_id"`
+	Title    string         `json:"title"`
+	Text     string         `json:"text"`
+	URL      string         `json:"url"`
+	Metadata map[string]any `json:"metadata"`
+}
+
+// readCorpus yields one source per line of a JSONL corpus, keyed "corpus:<name>/<_id>". A bad
+// line is an error for that record only.
+func readCorpus(path string, yield func(Source, error) bool) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return yield(Source{Name: path}, fmt.Errorf("%w: %w", ragd.ErrInvalid, err))
+	}
+	defer f.Close()
+	name := CorpusName(path)
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 64<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		where := fmt.Sprintf("%s:%d", path, n)
+		var r corpusRecord
+		if err := json.Unmarshal(line, &r); err != nil {
+			if !yield(Source{Name: where}, ragd.Invalidf("json", "%v", err)) {
+				return false
+			}
+			continue
+		}
+		if r.ID == "" {
+			if !yield(Source{Name: where}, ragd.Invalidf("_id", "missing")) {
+				return false
+			}
+			continue
+		}
+		if !yield(recordSource(name, where, r)) {
+			return false
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return yield(Source{Name: path}, fmt.Errorf("reading %s: %w", path, err))
+	}
+	return true
+}
+
+func recordSource(corpus, where string, r corpusRecord) (Source, error) {
+	doc, err := extract.Extract(extract.Text, []byte(r.Text), "")
+	if err != nil {
+		return Source{Name: where}, err
+	}
+	doc.Title = strings.TrimSpace(r.Title)
+	src := Source{Key: "corpus:" + corpus + "/" + r.ID, Name: where, Doc: doc}
+	if u, ok := r.Metadata["url"].(string); ok && r.URL == "" {
+		r.URL = u
+	}
+	if r.URL != "" {
+		if c, err := CanonicalURL(r.URL); err == nil {
+			src.URL = c
+		}
+	}
+	return src, nil
+}
+
+// Fetch downloads a web page or file. Its source key is the canonical form of the address the
+// server finally answered from, so following a redirect does not make a second document.
+func Fetch(ctx context.Context, client *http.Client, raw string, maxBytes int64) (Source, error) {
+	if _, err := CanonicalURL(raw); err != nil {
+		return Source{Name: raw}, err
+	}
+	if client == nil {
+		client = &http.Client{Timeout: 30 * time.Second}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, raw, nil)
+	if err != nil {
+		return Source{Name: raw}, ragd.Invalidf("url", "%v", err)
+	}
+	req.Header.Set("User-Agent", "ragd (+https://github.com/ragd/ragd)")
+	resp, err := client.Do(req)
+	if err != nil {
+		return Source{Name: raw}, fmt.Errorf("fetching %s: %w: %w", raw, ragd.ErrUnavailable, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return Source{Name: raw}, ragd.Invalidf("url", "fetching %s: %s", raw, resp.Status)
+	}
+	data, err := readLimited(resp.Body, maxBytes)
+	if err != nil {
+		return Source{Name: raw}, fmt.Errorf("fetching %s: %w", raw, err)
+	}
+	final, err := CanonicalURL(resp.Request.URL.String())
+	if err != nil {
+		return Source{Name: raw}, err
+	}
+	return Source{Key: final, Name: final, ContentType: resp.Header.Get("Content-Type"), Data: data, URL: final}, nil
+}
+
+// Count estimates how many sources Walk will yield for paths, for a progress bar: files a walk
+// picks up, lines of JSONL corpora, one per address. It reads no file but corpora.
+func Count(paths []string) int {
+	n := 0
+	for _, p := range paths {
+		if strings.HasPrefix(p, "http://") || strings.HasPrefix(p, "https://") {
+			n++
+			continue
+		}
+		_ = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			switch {
+			case err != nil:
+				n++ // reported as one failure
+			case path != p && strings.HasPrefix(d.Name(), "."):
+				if d.IsDir() {
+					return filepath.SkipDir
+				}
+			case d.IsDir():
+			case strings.EqualFold(filepath.Ext(path), corpusExt):
+				n += countLines(path)
+			case path == p || walkExts[strings.ToLower(filepath.Ext(path))]:
+				n++
+			}
+			return nil
+		})
+	}
+	return n
+}
+
+func countLines(path string) int {
+	f, err := os.Open(path)
+	if err != nil {
+		return 1
+	}
+	defer f.Close()
+	n := 0
+	buf := make([]byte, 1<<20)
+	for {
+		k, err := f.Read(buf)
+		n += bytes.Count(buf[:k], []byte{'\n'})
+		if err != nil {
+			return n
+		}
+	}
+}

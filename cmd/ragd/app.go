@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/ragd/ragd/embed"
+	"github.com/ragd/ragd/index"
+	"github.com/ragd/ragd/pgcluster"
+	"github.com/ragd/ragd/rerank"
+	"github.com/ragd/ragd/store"
+)
+
+// app holds what a command opened, and closes it in reverse order. Commands open only what they
+// need: migrate never loads a model, models verify never touches the database.
+type app struct {
+	cfg    *Config
+	logger *slog.Logger
+
+	cluster  *pgcluster.Cluster
+	store    *store.Store
+	index    *index.Index
+	embedder *embed.Embedder
+	scorer   *rerank.Scorer
+
+	closers []func()
+}
+
+func newApp(cfg *Config, logger *slog.Logger) *app { return &app{cfg: cfg, logger: logger} }
+
+func (a *app) close() {
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		a.closers[i]()
+	}
+	a.closers = nil
+}
+
+// databaseURL returns the configured server, or starts (or joins) the private cluster in the
+// data directory.
+func (a *app) databaseURL(ctx context.Context) (string, error) {
+	if a.cfg.DatabaseURL != "" {
+		return a.cfg.DatabaseURL, nil
+	}
+	c, err := pgcluster.Start(ctx, pgcluster.Config{Dir: a.cfg.clusterDir(), Logger: a.logger})
+	if err != nil {
+		return "", fmt.Errorf("starting the private PostgreSQL (set --database-url to use a server instead): %w", err)
+	}
+	a.cluster = c
+	a.closers = append(a.closers, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := c.Stop(ctx); err != nil {
+			a.logger.Error("stopping the private PostgreSQL", slog.String("error", err.Error()))
+		}
+	})
+	return c.URL(), nil
+}
+
+// openModels loads the configured models. The embedding dimension fixes the schema, so models
+// come before the store.
+func (a *app) openModels(withRerank bool) error {
+	if a.cfg.EmbedModel != "" {
+		e, err := embed.Open(a.cfg.modelConfig(a.cfg.EmbedModel, a.cfg.EmbedBatch, a.logger))
+		if err != nil {
+			return err
+		}
+		a.embedder = e
+		a.closers = append(a.closers, func() { e.Close() })
+	} else {
+		a.logger.Warn("no embedding model configured (--embed-model): vector search is off, BM25 only")
+	}
+	if withRerank && a.cfg.RerankModel != "" {
+		s, err := rerank.Open(a.cfg.modelConfig(a.cfg.RerankModel, a.cfg.RerankBatch, a.logger))
+		if err != nil {
+			return err
+		}
+		a.scorer = s
+		a.closers = append(a.closers, func() { s.Close() })
+	}
+	return nil
+}
+
+// embeddingDim is the dimension chunks.embedding must have: the model's, or the dimension of the
+// default model (all-MiniLM-L6-v2) when none is loaded, so a BM25-only start can be upgraded by
+// configuring that model later.
+func (a *app) embeddingDim() int {
+	if a.embedder != nil {
+		return a.embedder.Dim()
+	}
+	return 384
+}
+
+func (a *app) openStore(ctx context.Context, schema string, migrate bool) error {
+	url, err := a.databaseURL(ctx)
+	if err != nil {
+		return err
+	}
+	s, err := store.Open(ctx, store.Config{URL: url, Schema: schema, EmbeddingDim: a.embeddingDim(),
+		Migrate: migrate, Logger: a.logger})
+	if err != nil {
+		return err
+	}
+	a.store = s
+	a.closers = append(a.closers, s.Close)
+	return nil
+}
+
+// openIndex opens the BM25 index in dir and catches it up with the store. An index another
+// process holds is an error unless optional is set: `ragd ingest` next to a running server
+// leaves the catch-up to the server.
+func (a *app) openIndex(ctx context.Context, dir string, optional bool) error {
+	ix, err := index.Open(dir, a.logger)
+	if errors.Is(err, index.ErrLocked) && optional {
+		a.logger.Info("the BM25 index is open in another process (a running server?); it catches up from the database by itself",
+			slog.String("dir", dir))
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	a.index = ix
+	a.closers = append(a.closers, func() { ix.Close() })
+	_, err = ix.CatchUp(ctx, a.store)
+	return err
+}

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+
+	"github.com/ragd/ragd/ingest"
+)
+
+type ingestCmd struct {
+	Paths []string `arg:"" help:"Files, directories, JSONL corpora ({\"_id\",\"title\",\"text\"} per line) or http(s) URLs." name:"path"`
+}
+
+func (c ingestCmd) Run(ctx context.Context, a *app) error {
+	if err := a.openModels(false); err != nil {
+		return err
+	}
+	if err := a.openStore(ctx, a.cfg.Schema, true); err != nil {
+		return err
+	}
+	st, err := runIngest(ctx, a, c.Paths, os.Stderr)
+	if err != nil {
+		return err
+	}
+	// The index catches up here, or in the server that holds it.
+	t := time.Now()
+	if err := a.openIndex(ctx, a.cfg.indexDir(), true); err != nil {
+		return err
+	}
+	printIngestStats(os.Stdout, st, time.Since(t))
+	if st.Failed > 0 {
+		return fmt.Errorf("%d of %d sources were not ingested (see the warnings above)", st.Failed, st.Documents)
+	}
+	return nil
+}
+
+// runIngest ingests paths with a progress bar on w when w is a terminal.
+func runIngest(ctx context.Context, a *app, paths []string, w *os.File) (ingest.Stats, error) {
+	in, err := ingest.New(a.cfg.ingestConfig(a.logger), a.store, embedderOrNil(a))
+	if err != nil {
+		return ingest.Stats{}, err
+	}
+	onResult := func(ingest.Result) {}
+	if term.IsTerminal(int(w.Fd())) {
+		bar := progressbar.NewOptions(ingest.Count(paths), progressbar.OptionSetWriter(w),
+			progressbar.OptionSetDescription("ingesting"), progressbar.OptionShowCount(),
+			progressbar.OptionShowIts(), progressbar.OptionSetItsString("docs"),
+			progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+		defer bar.Finish()
+		onResult = func(ingest.Result) { bar.Add(1) }
+	}
+	return in.Ingest(ctx, in.Walk(ctx, paths), onResult)
+}
+
+// embedderOrNil keeps a nil *embed.Embedder from becoming a non-nil interface.
+func embedderOrNil(a *app) ingest.Embedder {
+	if a.embedder == nil {
+		return nil
+	}
+	return a.embedder
+}
+
+func printIngestStats(w io.Writer, st ingest.Stats, index time.Duration) {
+	total := st.Elapsed + index
+	share := func(d time.Duration) string {
+		if total == 0 {
+			return "0%"
+		}
+		return fmt.Sprintf("%.0f%%", 100*d.Seconds()/total.Seconds())
+	}
+	fmt.Fprintf(w, "documents: %d created, %d updated, %d unchanged, %d failed\n", st.Created, st.Updated, st.Unchanged, st.Failed)
+	fmt.Fprintf(w, "chunks written: %d in %s (%.1f chunks/s)\n", st.Chunks, total.Round(time.Millisecond), float64(st.Chunks)/total.Seconds())
+	fmt.Fprintf(w, "time: extract+chunk %s (%s), embed %s (%s), postgres %s (%s), bm25 index %s (%s)\n",
+		st.Extract.Round(time.Millisecond), share(st.Extract), st.Embed.Round(time.Millisecond), share(st.Embed),
+		st.Store.Round(time.Millisecond), share(st.Store), index.Round(time.Millisecond), share(index))
+	if st.Embed > 0 {
+		fmt.Fprintf(w, "embedding alone: %.1f chunks/s\n", float64(st.Chunks)/st.Embed.Seconds())
+	}
+}

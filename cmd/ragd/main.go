@@ -1,0 +1,89 @@
+// Command ragd is the retrieval server for chat applications: `ragd serve` answers /v1/ask,
+// `ragd ingest` loads documents, and the other subcommands migrate, rebuild, verify and evaluate.
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+
+	"github.com/alecthomas/kong"
+)
+
+// CLI is the command line: the shared Config plus one struct per subcommand.
+type CLI struct {
+	Config `embed:""`
+
+	Serve   serveCmd   `cmd:"" help:"Run the HTTP server."`
+	Ingest  ingestCmd  `cmd:"" help:"Ingest files, directories, JSONL corpora or http(s) URLs."`
+	Migrate migrateCmd `cmd:"" help:"Apply pending database migrations."`
+	Reindex reindexCmd `cmd:"" help:"Rebuild the BM25 index from PostgreSQL; --embeddings fills missing vectors."`
+	Models  modelsCmd  `cmd:"" help:"Inspect model directories."`
+	Eval    evalCmd    `cmd:"" help:"Measure retrieval quality and latency on public datasets."`
+	Version versionCmd `cmd:"" help:"Print the version."`
+}
+
+func main() {
+	var cli CLI
+	kctx := kong.Parse(&cli,
+		kong.Name("ragd"),
+		kong.Description("Retrieval server for chat applications: hybrid search, conversation carry-over, auditable citations."),
+		kong.DefaultEnvars("RAGD"),
+		kong.UsageOnError(),
+	)
+	logger := newLogger(cli.LogLevel, cli.LogFormat)
+	slog.SetDefault(logger)
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	a := newApp(&cli.Config, logger)
+	kctx.BindTo(ctx, (*context.Context)(nil))
+	err := kctx.Run(a)
+	a.close()
+	if err != nil {
+		logger.Error("ragd failed", slog.String("command", kctx.Command()), slog.String("error", err.Error()))
+		os.Exit(1)
+	}
+}
+
+func newLogger(level, format string) *slog.Logger {
+	var l slog.Level
+	_ = l.UnmarshalText([]byte(level)) // kong's enum already checked it
+	opts := &slog.HandlerOptions{Level: l}
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(os.Stderr, opts))
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, opts))
+}
+
+type versionCmd struct{}
+
+func (versionCmd) Run() error {
+	fmt.Println("ragd", version())
+	return nil
+}
+
+// version is the module version when built from a tagged module, else the VCS revision.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := bi.Main.Version
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" && (v == "" || v == "(devel)") {
+			v = s.Value
+			if len(v) > 12 {
+				v = v[:12]
+			}
+		}
+		if s.Key == "vcs.modified" && s.Value == "true" {
+			v += "-dirty"
+		}
+	}
+	return v
+}

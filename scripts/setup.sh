@@ -1,0 +1,422 @@
+#!/usr/bin/env bash
+# setup.sh installs the system dependencies ragd needs on a Debian-like
+# machine (written for Debian bookworm; trixie works too):
+#
+#   1. PostgreSQL server     postgresql, postgresql-contrib
+#   2. C toolchain for cgo   gcc, libc6-dev
+#   3. pgvector              the distro package when apt has one, otherwise
+#                            built from Debian trixie's source package
+#   4. ONNX Runtime          libonnxruntime.so.1 from the onnxruntime-node npm
+#                            tarball, installed into /usr/local/lib
+#
+# It is idempotent: components that are already present are left alone, so a
+# second run takes seconds. It never starts a database server (ragd and
+# scripts/pg-test.sh run their own clusters).
+#
+# Usage: scripts/setup.sh [--check]
+#
+#   --check   only report what is missing; exit 1 if anything is.
+#
+# Environment:
+#   RAGD_SETUP_FORCE   comma-separated components to reinstall even when
+#                      present: pgvector, onnxruntime, or all.
+#   RAGD_ORT_VERSION   another onnxruntime-node release; only accepted
+#                      together with RAGD_ORT_SHA1 (its npm dist.shasum).
+set -euo pipefail
+
+# The ONNX Runtime release ragd is built and tested against, and the sha1 of
+# its npm tarball (npm view onnxruntime-node@1.30.0 dist.shasum).
+ORT_VERSION=1.30.0
+ORT_SHA1=8d4c4a75f31088ec846f08cccb62f3272a7bf44a
+
+# PostgreSQL major version assumed when none is installed and apt cannot tell
+# which one the "postgresql" package would bring (bookworm ships 15).
+PG_MAJOR_DEFAULT=15
+
+# Debian source suite that packages pgvector for building on bookworm.
+PGVECTOR_SRC_SUITE=trixie
+
+ORT_LIBDIR=/usr/local/lib
+HOME=${HOME:-$(getent passwd "$(id -u)" | cut -d: -f6)}
+ORT_CACHE_DIR=${XDG_CACHE_HOME:-$HOME/.cache}/ragd
+
+log() { printf '==> %s\n' "$*"; }
+note() { printf '    %s\n' "$*"; }
+warn() { printf 'setup.sh: warning: %s\n' "$*" >&2; }
+die() {
+	printf 'setup.sh: error: %s\n' "$*" >&2
+	exit 1
+}
+
+usage() {
+	sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"
+}
+
+CHECK=0
+for arg in "$@"; do
+	case $arg in
+	--check) CHECK=1 ;;
+	-h | --help)
+		usage
+		exit 0
+		;;
+	*) die "unknown argument: $arg (see --help)" ;;
+	esac
+done
+
+if [[ -n ${RAGD_ORT_VERSION:-} && $RAGD_ORT_VERSION != "$ORT_VERSION" ]]; then
+	[[ -n ${RAGD_ORT_SHA1:-} ]] ||
+		die "RAGD_ORT_VERSION=$RAGD_ORT_VERSION needs RAGD_ORT_SHA1 too (npm view onnxruntime-node@$RAGD_ORT_VERSION dist.shasum); the default is $ORT_VERSION"
+	warn "using onnxruntime $RAGD_ORT_VERSION instead of the tested $ORT_VERSION"
+	ORT_VERSION=$RAGD_ORT_VERSION
+	ORT_SHA1=$RAGD_ORT_SHA1
+fi
+ORT_TARGET=$ORT_LIBDIR/libonnxruntime.so.$ORT_VERSION
+ORT_LINK=$ORT_LIBDIR/libonnxruntime.so.1
+ORT_TGZ=$ORT_CACHE_DIR/onnxruntime-node-$ORT_VERSION.tgz
+
+forced() {
+	[[ ,${RAGD_SETUP_FORCE:-}, == *,"$1",* || ,${RAGD_SETUP_FORCE:-}, == *,all,* ]]
+}
+
+# as_root runs a command as root: directly when we are root, else via sudo.
+as_root() {
+	if ((EUID == 0)); then
+		"$@"
+	elif command -v sudo >/dev/null 2>&1; then
+		sudo "$@"
+	else
+		die "need root to run '$*': run this script as root or install sudo"
+	fi
+}
+
+APT_UPDATED=0
+apt_update_once() {
+	command -v apt-get >/dev/null 2>&1 ||
+		die "apt-get not found: this script supports Debian-based systems only; install the components listed in --help by hand"
+	if ((APT_UPDATED == 0)); then
+		note "apt-get update"
+		as_root apt-get update -qq
+		APT_UPDATED=1
+	fi
+}
+
+apt_install() {
+	apt_update_once
+	note "apt-get install $*"
+	as_root env DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
+# TMPDIRS are removed on exit, whatever happens.
+TMPDIRS=()
+cleanup() {
+	local d
+	for d in "${TMPDIRS[@]}"; do
+		[[ -n $d ]] && rm -rf -- "$d"
+	done
+}
+trap cleanup EXIT
+
+# new_tmpdir creates a temporary directory, removed on exit, and stores its
+# path in TMP (not printed: TMPDIRS must be updated in this shell).
+new_tmpdir() {
+	TMP=$(mktemp -d -t "ragd-setup-$1.XXXXXX")
+	TMPDIRS+=("$TMP")
+}
+
+# ---------------------------------------------------------------------------
+# Detection. Each function prints what it found and fails when it is missing.
+
+has_server_binaries() { [[ -x $1/postgres && -x $1/initdb && -x $1/pg_ctl ]]; }
+
+# pg_bindir prints the bin directory of the installed PostgreSQL server:
+# pg_config's, else the newest /usr/lib/postgresql/*/bin, else the one in PATH.
+# (Debian's /usr/bin/pg_config can belong to a client-only install, hence the
+# check for the server binaries.)
+pg_bindir() {
+	local d
+	if command -v pg_config >/dev/null 2>&1 &&
+		d=$(pg_config --bindir 2>/dev/null) && has_server_binaries "$d"; then
+		printf '%s\n' "$d"
+		return 0
+	fi
+	while read -r d; do
+		has_server_binaries "$d" && {
+			printf '%s\n' "$d"
+			return 0
+		}
+	done < <(compgen -G '/usr/lib/postgresql/*/bin' | sort -rV)
+	if d=$(command -v postgres 2>/dev/null) && has_server_binaries "${d%/*}"; then
+		printf '%s\n' "${d%/*}"
+		return 0
+	fi
+	return 1
+}
+
+# pg_major prints the major version of the server in bin dir $1.
+pg_major() {
+	local v
+	v=$("$1/postgres" --version) || return 1 # "postgres (PostgreSQL) 15.18 (Debian ...)"
+	v=${v#*) }
+	printf '%s\n' "${v%%[!0-9]*}"
+}
+
+# pg_config_for prints the pg_config matching the server in bin dir $1.
+pg_config_for() {
+	if [[ -x $1/pg_config ]]; then
+		printf '%s\n' "$1/pg_config"
+	else
+		command -v pg_config
+	fi
+}
+
+# apt_pg_major prints the major version the "postgresql" package would install.
+apt_pg_major() {
+	local v
+	v=$(apt-cache depends postgresql 2>/dev/null |
+		sed -n 's/^ *Depends: postgresql-\([0-9][0-9]*\)$/\1/p' | head -n1) || true
+	printf '%s\n' "${v:-$PG_MAJOR_DEFAULT}"
+}
+
+have_cc() {
+	command -v gcc >/dev/null 2>&1 &&
+		printf 'int main(void) { return 0; }\n' | gcc -x c -o /dev/null - >/dev/null 2>&1
+}
+
+# pgvector_version prints the installed pgvector version for pg_config $1.
+pgvector_version() {
+	local share lib
+	share=$("$1" --sharedir) && lib=$("$1" --pkglibdir) || return 1
+	[[ -f $share/extension/vector.control && -f $lib/vector.so ]] || return 1
+	sed -n "s/^default_version *= *'\(.*\)'.*/\1/p" "$share/extension/vector.control"
+}
+
+ort_present() {
+	local link
+	link=$(readlink "$ORT_LINK" 2>/dev/null) || return 1
+	[[ -f $ORT_TARGET && ($link == "${ORT_TARGET##*/}" || $link == "$ORT_TARGET") ]]
+}
+
+# ---------------------------------------------------------------------------
+# --check
+
+if ((CHECK)); then
+	missing=0
+	report() { printf '    %-18s %s\n' "$1" "$2"; }
+	if bindir=$(pg_bindir); then
+		major=$(pg_major "$bindir")
+		report postgresql "ok ($major, $bindir)"
+		if v=$(pgvector_version "$(pg_config_for "$bindir")"); then
+			report pgvector "ok ($v)"
+		else
+			report pgvector MISSING
+			missing=1
+		fi
+	else
+		report postgresql MISSING
+		report pgvector "MISSING (needs postgresql)"
+		missing=1
+	fi
+	if have_cc; then report gcc ok; else
+		report gcc MISSING
+		missing=1
+	fi
+	if ort_present; then report onnxruntime "ok ($ORT_VERSION, $ORT_TARGET)"; else
+		report onnxruntime "MISSING ($ORT_TARGET)"
+		missing=1
+	fi
+	if ((missing)); then
+		log "Some components are missing; run scripts/setup.sh to install them."
+		exit 1
+	fi
+	log "Everything is installed."
+	exit 0
+fi
+
+# ---------------------------------------------------------------------------
+# Installation.
+
+INSTALLED=()
+PRESENT=()
+
+# stop_new_clusters stops Debian clusters that came online since $1 (a list of
+# "version/name" lines): installing the postgresql package creates and starts
+# a "main" cluster, and this script promises not to leave a database running.
+stop_new_clusters() {
+	local before=$1 ver name _ status _rest
+	command -v pg_lsclusters >/dev/null 2>&1 || return 0
+	while read -r ver name _ status _rest; do
+		[[ $status == online* ]] || continue
+		grep -qxF "$ver/$name" <<<"$before" && continue
+		note "stopping cluster $ver/$name started by the package install (ragd runs its own)"
+		as_root pg_ctlcluster "$ver" "$name" stop
+	done < <(pg_lsclusters -h 2>/dev/null)
+}
+
+# all_present reports whether every component is installed already.
+all_present() {
+	local b
+	b=$(pg_bindir) && pgvector_version "$(pg_config_for "$b")" >/dev/null &&
+		have_cc && ort_present
+}
+
+# Fail before downloading anything if we will need root and cannot get it.
+if ((EUID != 0)) && ! command -v sudo >/dev/null 2>&1 &&
+	{ [[ -n ${RAGD_SETUP_FORCE:-} ]] || ! all_present; }; then
+	die "something needs installing (see --check) and that needs root: run this script as root or install sudo"
+fi
+
+SECONDS=0
+
+log "[1/4] PostgreSQL server"
+if bindir=$(pg_bindir); then
+	PG_MAJOR=$(pg_major "$bindir")
+	note "found PostgreSQL $PG_MAJOR in $bindir"
+	PRESENT+=("postgresql $PG_MAJOR")
+else
+	before=$(pg_lsclusters -h 2>/dev/null | awk '$4 ~ /^online/ {print $1 "/" $2}') || true
+	apt_install postgresql postgresql-contrib
+	stop_new_clusters "$before"
+	bindir=$(pg_bindir) || die "PostgreSQL was installed but its server binaries were not found"
+	PG_MAJOR=$(pg_major "$bindir")
+	note "installed PostgreSQL $PG_MAJOR in $bindir"
+	INSTALLED+=("postgresql $PG_MAJOR")
+fi
+PG_CONFIG=$(pg_config_for "$bindir")
+
+log "[2/4] C toolchain (cgo)"
+if have_cc; then
+	note "gcc works"
+	PRESENT+=(gcc)
+else
+	apt_install gcc libc6-dev
+	have_cc || die "gcc was installed but cannot compile a test program"
+	INSTALLED+=(gcc)
+fi
+
+# build_pgvector builds pgvector from the Debian $PGVECTOR_SRC_SUITE source
+# package in a temporary directory, using a private apt configuration so the
+# machine's own sources and package lists are left untouched.
+build_pgvector() {
+	local need=() pgxs tmp src
+	{ pgxs=$("$PG_CONFIG" --pgxs 2>/dev/null) && [[ -f $pgxs ]]; } ||
+		need+=("postgresql-server-dev-$PG_MAJOR")
+	command -v dpkg-source >/dev/null 2>&1 || need+=(dpkg-dev)
+	command -v make >/dev/null 2>&1 || need+=(make)
+	if ((${#need[@]})); then
+		apt_install "${need[@]}"
+	fi
+
+	new_tmpdir pgvector
+	tmp=$TMP
+	mkdir -p "$tmp/lists/partial" "$tmp/cache/archives/partial" "$tmp/src"
+	printf 'deb-src http://deb.debian.org/debian %s main\n' "$PGVECTOR_SRC_SUITE" >"$tmp/sources.list"
+	# apt downloads as the unprivileged _apt user when run as root.
+	if ((EUID == 0)) && id _apt >/dev/null 2>&1; then
+		chown -R _apt "$tmp"
+	fi
+	local apt_opts=(
+		-qq
+		-o "Dir::Etc::sourcelist=$tmp/sources.list"
+		-o Dir::Etc::sourceparts=/nonexistent
+		-o "Dir::State::Lists=$tmp/lists"
+		-o "Dir::Cache=$tmp/cache"
+	)
+	note "fetching pgvector source from Debian $PGVECTOR_SRC_SUITE"
+	apt-get "${apt_opts[@]}" update
+	(cd "$tmp/src" && apt-get "${apt_opts[@]}" source pgvector >/dev/null)
+	src=$(compgen -G "$tmp/src/pgvector-*/" | head -n1) || die "apt-get source pgvector produced no source tree"
+	note "building ${src%/} against $PG_CONFIG"
+	# OPTFLAGS= drops pgvector's default -march=native, as Debian's package
+	# does, so the library keeps working if the machine's CPU changes.
+	make -s -C "$src" -j"$(nproc)" PG_CONFIG="$PG_CONFIG" OPTFLAGS= >/dev/null
+	as_root make -s -C "$src" install PG_CONFIG="$PG_CONFIG" OPTFLAGS= >/dev/null
+}
+
+log "[3/4] pgvector"
+if ! forced pgvector && v=$(pgvector_version "$PG_CONFIG"); then
+	note "found pgvector $v in $("$PG_CONFIG" --sharedir)/extension"
+	PRESENT+=("pgvector $v")
+else
+	apt_update_once
+	pkg=postgresql-$PG_MAJOR-pgvector
+	candidate=$(apt-cache policy "$pkg" 2>/dev/null | sed -n 's/^ *Candidate: //p')
+	if [[ -n $candidate && $candidate != "(none)" ]]; then
+		if forced pgvector; then
+			apt_install --reinstall "$pkg"
+		else
+			apt_install "$pkg"
+		fi
+	else
+		note "$pkg is not packaged here; building it from source"
+		build_pgvector
+	fi
+	v=$(pgvector_version "$PG_CONFIG") || die "pgvector was installed but vector.control/vector.so are not where $PG_CONFIG says"
+	note "installed pgvector $v"
+	INSTALLED+=("pgvector $v")
+fi
+
+# fetch_ort makes sure $ORT_TGZ holds the verified onnxruntime-node tarball.
+fetch_ort() {
+	local tmp got
+	if [[ -f $ORT_TGZ ]]; then
+		got=$(sha1sum "$ORT_TGZ" | cut -d' ' -f1)
+		if [[ $got == "$ORT_SHA1" ]]; then
+			note "using cached $ORT_TGZ"
+			return 0
+		fi
+		warn "cached $ORT_TGZ has sha1 $got, want $ORT_SHA1; downloading it again"
+		rm -f -- "$ORT_TGZ"
+	fi
+	new_tmpdir ort-download
+	tmp=$TMP
+	note "downloading onnxruntime-node@$ORT_VERSION (~110 MB)"
+	if command -v npm >/dev/null 2>&1; then
+		# A private npm cache keeps the tarball from being stored twice.
+		(cd "$tmp" && npm pack --silent --cache "$tmp/npm-cache" \
+			"onnxruntime-node@$ORT_VERSION" >/dev/null)
+	else
+		command -v curl >/dev/null 2>&1 || apt_install curl ca-certificates
+		curl -fsSL --retry 3 -o "$tmp/onnxruntime-node-$ORT_VERSION.tgz" \
+			"https://registry.npmjs.org/onnxruntime-node/-/onnxruntime-node-$ORT_VERSION.tgz"
+	fi
+	got=$(sha1sum "$tmp/onnxruntime-node-$ORT_VERSION.tgz" | cut -d' ' -f1)
+	[[ $got == "$ORT_SHA1" ]] ||
+		die "onnxruntime-node-$ORT_VERSION.tgz has sha1 $got, want $ORT_SHA1; refusing to install it"
+	mkdir -p "$ORT_CACHE_DIR"
+	mv -- "$tmp/onnxruntime-node-$ORT_VERSION.tgz" "$ORT_TGZ"
+}
+
+install_ort() {
+	local arch member tmp
+	case $(uname -m) in
+	x86_64 | amd64) arch=x64 ;;
+	aarch64 | arm64) arch=arm64 ;;
+	*) die "no ONNX Runtime build in onnxruntime-node for $(uname -m)" ;;
+	esac
+	fetch_ort
+	member=package/bin/napi-v6/linux/$arch/libonnxruntime.so.1
+	new_tmpdir ort
+	tmp=$TMP
+	tar -xzf "$ORT_TGZ" -C "$tmp" "$member" || die "$ORT_TGZ has no $member"
+	as_root install -m 0644 "$tmp/$member" "$ORT_TARGET"
+	as_root ln -sfn "${ORT_TARGET##*/}" "$ORT_LINK"
+	as_root ldconfig
+}
+
+log "[4/4] ONNX Runtime $ORT_VERSION"
+if ! forced onnxruntime && ort_present; then
+	note "found $ORT_TARGET"
+	PRESENT+=("onnxruntime $ORT_VERSION")
+else
+	install_ort
+	note "installed $ORT_TARGET and $ORT_LINK"
+	INSTALLED+=("onnxruntime $ORT_VERSION")
+fi
+
+join() {
+	local IFS=,
+	if (($#)); then printf '%s' "$*" | sed 's/,/, /g'; else printf 'nothing'; fi
+}
+log "Done in ${SECONDS}s. Installed: $(join "${INSTALLED[@]}"). Already present: $(join "${PRESENT[@]}")."

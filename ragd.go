@@ -112,3 +112,79 @@ type ChunkChange struct {
 	Heading string
 	Text    string // empty when inactive
 }
+
+// Conversation is a chat whose turns ragd has answered.
+type Conversation struct {
+	ID         uuid.UUID
+	Turn       int // user turns asked so far
+	NextLetter int // marker letters handed out (0 means the next is A)
+	GoalTurn   int // turn where the current goal began (a new topic starts a new goal)
+	ABArm      string
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+}
+
+// Message is one side of a turn.
+type Message struct {
+	ID             uuid.UUID
+	ConversationID uuid.UUID
+	Turn           int
+	Role           string // "user" or "assistant"
+	// Content is the user's text, or the assistant's reply as the chat UI recorded it (empty
+	// until recorded).
+	Content string
+	// Answer is what ragd answered on an assistant message: the fact sheet, or an LLM's answer
+	// over it.
+	Answer          string
+	ReplyRecordedAt *time.Time
+	Meta            map[string]any
+	CreatedAt       time.Time
+}
+
+// ConversationSource is a document a conversation has found, with its carry-over state. The row
+// outlives carry-over so the document keeps its marker letter for the whole conversation.
+type ConversationSource struct {
+	DocID         uuid.UUID
+	Marker        string  // the document's letter: A, B, ..., AA
+	CarryScore    float64 // decays every turn the source is not used again
+	Pinned        bool
+	Carried       bool // still carried into new turns
+	InactiveTurns int  // turns since it was last among the kept sources
+	FirstTurn     int
+	LastTurn      int
+	LastUsedAt    time.Time
+	CitedChunkIDs []int64
+	Facts         []Fact // the compact facts it contributed last, for the next turn
+	Reason        string // why it is (or stopped being) carried
+}
+
+// Fact is one cited sentence.
+type Fact struct {
+	Marker  string  `json:"marker"`
+	Text    string  `json:"text"`
+	ChunkID int64   `json:"chunk_id"`
+	Score   float64 `json:"score"`
+}
+
+// Citation is one marker of an assistant message as an auditor reads it: the passage and
+// document version behind it, exactly as they were cited.
+type Citation struct {
+	ID             int64
+	MessageID      uuid.UUID
+	ConversationID uuid.UUID
+	Marker         string
+	Fact           string
+	Score          float64
+	Origin         string
+	Rank           int
+	DocID          uuid.UUID
+	DocVersion     int
+	DocTitle       string
+	DocURL         string
+	DocPath        string
+	ChunkID        int64
+	ChunkText      string
+	PageStart      int
+	PageEnd        int
+	CreatedAt      time.Time
+}

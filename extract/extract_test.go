@@ -345,3 +345,26 @@ func TestDetectUnknown(t *testing.T) {
 		require.False(t, errors.Is(err, extract.ErrEmpty))
 	}
 }
+
+func TestTextTitleLine(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in, title string
+	}{
+		{"Power Outages\n\nKeep freezers closed.", "Power Outages"},
+		{"Power Outages\n\nKeep freezers closed.\n\nUse flashlights.", "Power Outages"},
+		{"Keep freezers closed.\n\nUse flashlights.", ""}, // a sentence, not a title
+		{"Power Outages", ""},                           // the only paragraph is the text
+		{"Power\nOutages\n\nKeep freezers closed.", ""}, // two lines are a paragraph
+		{"Notes:\n\nKeep freezers closed.", ""},         // a lead-in, not a title
+		{strings.Repeat("x", 101) + "\n\nKeep freezers closed.", ""},
+	} {
+		doc, err := extract.Extract(extract.Text, []byte(tc.in), "")
+		require.NoError(t, err, tc.in)
+		require.Equal(t, tc.title, doc.Title, tc.in)
+		if tc.title != "" {
+			require.Equal(t, extract.Heading, doc.Blocks[0].Kind)
+			require.Equal(t, 1, doc.Blocks[0].Level)
+		}
+	}
+}

@@ -221,6 +221,9 @@ func (in *Ingester) prepare(src Source) (prepared, error) {
 			return prepared{}, err
 		}
 	}
+	if src.Title != "" {
+		doc.Title = src.Title
+	}
 	key := src.Key
 	if key == "" {
 		sum := sha256.Sum256(src.Data)

@@ -55,6 +55,31 @@ CREATE TABLE chunks (
     CHECK (char_start >= 0 AND char_end >= char_start)
 );
 CREATE INDEX chunks_seq_idx ON chunks (seq);
+
+CREATE FUNCTION forbid_chunk_rewrite_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION 'chunk % cannot be deleted: citations may point at it', OLD.id
+        USING ERRCODE = 'restrict_violation';
+END $$;
+
+-- Citations point at chunks, so what a chunk says never changes: only its searchability (active,
+-- seq) and its embedding may. A new version of a document writes new chunks instead.
+CREATE FUNCTION forbid_chunk_rewrite() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF (NEW.doc_id, NEW.version, NEW.ordinal, NEW.heading, NEW.text, NEW.page_start, NEW.page_end,
+        NEW.char_start, NEW.char_end)
+       IS DISTINCT FROM
+       (OLD.doc_id, OLD.version, OLD.ordinal, OLD.heading, OLD.text, OLD.page_start, OLD.page_end,
+        OLD.char_start, OLD.char_end) THEN
+        RAISE EXCEPTION 'chunk % is immutable: ingest a new version instead', OLD.id
+            USING ERRCODE = 'restrict_violation';
+    END IF;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER chunks_immutable BEFORE UPDATE ON chunks
+    FOR EACH ROW EXECUTE FUNCTION forbid_chunk_rewrite();
+CREATE TRIGGER chunks_not_deleted BEFORE DELETE ON chunks
+    FOR EACH ROW EXECUTE FUNCTION forbid_chunk_rewrite_delete();
 CREATE INDEX chunks_doc_idx ON chunks (doc_id, version);
 -- Only searchable chunks are in the HNSW graph; old versions stay in the table for citations.
 CREATE INDEX chunks_embedding_idx ON chunks USING hnsw (embedding vector_cosine_ops) WHERE active;
@@ -69,16 +94,21 @@ CREATE TABLE conversations (
     updated_at  timestamptz NOT NULL DEFAULT now()
 );
 
+-- Each turn writes a user message and an assistant message. The assistant message holds ragd's
+-- answer (the fact sheet, or an LLM's answer over it) and, once the chat UI records it, the reply
+-- the user actually saw; citations belong to the assistant message.
 CREATE TABLE messages (
-    id              uuid PRIMARY KEY,
-    conversation_id uuid NOT NULL REFERENCES conversations (id),
-    turn            int  NOT NULL,
-    role            text NOT NULL CHECK (role IN ('user', 'assistant')),
-    content         text NOT NULL,
-    meta            jsonb NOT NULL DEFAULT '{}',  -- intent, mode, timings of the turn
-    created_at      timestamptz NOT NULL DEFAULT now()
+    id                uuid PRIMARY KEY,
+    conversation_id   uuid NOT NULL REFERENCES conversations (id),
+    turn              int  NOT NULL,
+    role              text NOT NULL CHECK (role IN ('user', 'assistant')),
+    content           text NOT NULL DEFAULT '',
+    answer            text NOT NULL DEFAULT '',
+    reply_recorded_at timestamptz,
+    meta              jsonb NOT NULL DEFAULT '{}',  -- intent, mode, timings of the turn
+    created_at        timestamptz NOT NULL DEFAULT now(),
+    UNIQUE (conversation_id, turn, role)
 );
-CREATE INDEX messages_conversation_idx ON messages (conversation_id, turn);
 
 -- The sources a conversation has found. A row outlives carry-over (carried = false) so a document
 -- keeps its marker letter for the whole conversation.
@@ -111,8 +141,10 @@ CREATE TABLE message_citations (
     marker          text   NOT NULL,
     fact_summary    text   NOT NULL,
     score           real   NOT NULL,
-    origin          text   NOT NULL,
-    rank            int    NOT NULL,
+    origin          text   NOT NULL,   -- the lists that found the source: bm25,vector,carry,kg
+    rank            int    NOT NULL,   -- the source's rank in the answer, from 1
+    page_start      int,               -- pages of the cited passage, as shown (dedupe may join chunks)
+    page_end        int,
     created_at      timestamptz NOT NULL DEFAULT now(),
     UNIQUE (message_id, marker)
 );

@@ -5,41 +5,107 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"log/slog"
+	"mime"
 	"net/http"
+	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/ragd/ragd"
+	"github.com/ragd/ragd/ask"
+	"github.com/ragd/ragd/index"
+	"github.com/ragd/ragd/ingest"
+	"github.com/ragd/ragd/store"
 )
 
-// Pinger is a dependency that /readyz checks.
-type Pinger interface {
+// Pipeline runs turns.
+type Pipeline interface {
+	Ask(ctx context.Context, req ask.Request) (*ask.Turn, error)
+	Answer(ctx context.Context, t *ask.Turn, onDelta func(string) error) (string, []string, error)
+	CanAnswer() bool
+}
+
+// Store is what the handlers read and write directly.
+type Store interface {
+	index.Source
 	Ping(ctx context.Context) error
+	Conversation(ctx context.Context, id uuid.UUID) (*ragd.Conversation, error)
+	ConversationState(ctx context.Context, id uuid.UUID) (*store.ConversationState, error)
+	Messages(ctx context.Context, conv uuid.UUID) ([]ragd.Message, error)
+	RecordReply(ctx context.Context, conv, msg uuid.UUID, content string) (*ragd.Message, error)
+	MessageCitations(ctx context.Context, msg uuid.UUID) ([]ragd.Citation, error)
+	Citations(ctx context.Context, f store.CitationFilter, fn func(ragd.Citation) error) error
+	Document(ctx context.Context, id uuid.UUID) (*ragd.Document, error)
+	Versions(ctx context.Context, id uuid.UUID) ([]ragd.DocumentVersion, error)
+	DeleteDocument(ctx context.Context, id uuid.UUID) error
+}
+
+// Index is the BM25 index, caught up right after the API changes documents so the next /v1/ask
+// finds them.
+type Index interface {
+	Ping(ctx context.Context) error
+	CatchUp(ctx context.Context, src index.Source) (int, error)
+}
+
+// Ingester records uploaded documents.
+type Ingester interface {
+	IngestOne(ctx context.Context, src ingest.Source) (ingest.Result, error)
+}
+
+// Config holds the API's limits.
+type Config struct {
+	MaxBodyBytes   int64 // JSON request bodies
+	MaxUploadBytes int64 // document uploads
+	MaxReplyBytes  int   // recorded assistant replies
+	// Fetcher downloads documents posted by URL; nil uses a client with a 30 s timeout.
+	Fetcher *http.Client
+}
+
+// WithDefaults fills the zero fields.
+func (c Config) WithDefaults() Config {
+	if c.MaxBodyBytes == 0 {
+		c.MaxBodyBytes = 1 << 20
+	}
+	if c.MaxUploadBytes == 0 {
+		c.MaxUploadBytes = 64 << 20
+	}
+	if c.MaxReplyBytes == 0 {
+		c.MaxReplyBytes = 64 << 10
+	}
+	return c
 }
 
 // Deps are what the handlers call.
 type Deps struct {
-	Store  Pinger
-	Index  Pinger
-	Logger *slog.Logger
+	Pipeline Pipeline
+	Store    Store
+	Index    Index
+	Ingester Ingester
+	Logger   *slog.Logger
 	// Registry receives the server's metrics; nil uses a new registry.
 	Registry *prometheus.Registry
 }
 
 // Server is the HTTP API.
 type Server struct {
+	cfg     Config
 	deps    Deps
 	echo    *echo.Echo
 	metrics *metrics
 }
 
 // New builds the routes.
-func New(deps Deps) *Server {
+func New(cfg Config, deps Deps) *Server {
+	cfg = cfg.WithDefaults()
 	if deps.Logger == nil {
 		deps.Logger = slog.Default()
 	}
@@ -48,18 +114,38 @@ func New(deps Deps) *Server {
 	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
-	s := &Server{deps: deps, echo: e, metrics: newMetrics(deps.Registry)}
+	s := &Server{cfg: cfg, deps: deps, echo: e, metrics: newMetrics(deps.Registry)}
 	e.HTTPErrorHandler = s.problem
 	e.Use(s.observe)
 
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
 	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(deps.Registry, promhttp.HandlerOpts{})))
+	e.GET("/openapi.json", s.openapi)
+
+	v1 := e.Group("/v1")
+	v1.POST("/ask", s.ask)
+	v1.GET("/conversations/:id", s.conversation)
+	v1.POST("/conversations/:id/messages", s.recordReply)
+	v1.GET("/messages/:id/citations", s.messageCitations)
+	v1.GET("/citations", s.citations)
+	v1.POST("/documents", s.postDocument)
+	v1.GET("/documents/:id", s.getDocument)
+	v1.DELETE("/documents/:id", s.deleteDocument)
 	return s
 }
 
 // Handler is the server's http.Handler.
 func (s *Server) Handler() http.Handler { return s.echo }
+
+// Routes lists "METHOD /path" for every route, for the OpenAPI agreement test.
+func (s *Server) Routes() []string {
+	var out []string
+	for _, r := range s.echo.Routes() {
+		out = append(out, r.Method+" "+r.Path)
+	}
+	return out
+}
 
 // healthz says the process is up; it checks nothing else, so an orchestrator restarts only a
 // process that cannot answer at all.
@@ -73,11 +159,8 @@ func (s *Server) readyz(c echo.Context) error {
 	defer cancel()
 	checks := map[string]string{}
 	ready := true
-	for name, p := range map[string]Pinger{"database": s.deps.Store, "index": s.deps.Index} {
-		if p == nil {
-			continue
-		}
-		if err := p.Ping(ctx); err != nil {
+	for name, ping := range map[string]func(context.Context) error{"database": s.deps.Store.Ping, "index": s.deps.Index.Ping} {
+		if err := ping(ctx); err != nil {
 			checks[name] = err.Error()
 			ready = false
 		} else {
@@ -99,39 +182,49 @@ type Problem struct {
 	Detail string `json:"detail,omitempty"`
 }
 
-// problem maps an error to its status and writes it as a problem document. Errors the client
-// caused say what was wrong; others are logged and described only by their status, so internals
-// do not leak.
+// statusOf maps an error to its HTTP status and the detail a client may see. Errors the client
+// caused say what was wrong; others are described only by their status, so internals do not leak.
+func statusOf(err error) (int, string) {
+	var he *echo.HTTPError
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &he):
+		if m, ok := he.Message.(string); ok {
+			return he.Code, m
+		}
+		return he.Code, ""
+	case errors.As(err, &mbe):
+		return http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over the %d-byte limit", mbe.Limit)
+	case errors.Is(err, ragd.ErrInvalid):
+		return http.StatusBadRequest, err.Error()
+	case errors.Is(err, ragd.ErrNotFound):
+		return http.StatusNotFound, err.Error()
+	case errors.Is(err, ragd.ErrConflict):
+		return http.StatusConflict, err.Error()
+	case errors.Is(err, ragd.ErrUnavailable):
+		return http.StatusServiceUnavailable, err.Error()
+	case errors.Is(err, context.DeadlineExceeded):
+		return http.StatusGatewayTimeout, ""
+	}
+	return http.StatusInternalServerError, ""
+}
+
+func problemOf(status int, detail string) Problem {
+	return Problem{Type: "about:blank", Title: http.StatusText(status), Status: status, Detail: detail}
+}
+
+// problem writes err as a problem document, logging server-side failures with their cause.
 func (s *Server) problem(err error, c echo.Context) {
 	if c.Response().Committed {
 		return
 	}
-	status, detail := http.StatusInternalServerError, ""
-	var he *echo.HTTPError
-	switch {
-	case errors.As(err, &he):
-		status = he.Code
-		if m, ok := he.Message.(string); ok {
-			detail = m
-		}
-	case errors.Is(err, ragd.ErrInvalid):
-		status, detail = http.StatusBadRequest, err.Error()
-	case errors.Is(err, ragd.ErrNotFound):
-		status, detail = http.StatusNotFound, err.Error()
-	case errors.Is(err, ragd.ErrConflict):
-		status, detail = http.StatusConflict, err.Error()
-	case errors.Is(err, ragd.ErrUnavailable):
-		status, detail = http.StatusServiceUnavailable, err.Error()
-	case errors.Is(err, context.DeadlineExceeded):
-		status = http.StatusGatewayTimeout
-	}
+	status, detail := statusOf(err)
 	if status >= 500 {
 		s.deps.Logger.ErrorContext(c.Request().Context(), "request failed", slog.String("method", c.Request().Method),
 			slog.String("path", c.Path()), slog.Int("status", status), slog.String("error", err.Error()))
 	}
-	p := Problem{Type: "about:blank", Title: http.StatusText(status), Status: status, Detail: detail}
 	c.Response().Header().Set(echo.HeaderContentType, "application/problem+json")
-	if err := c.JSON(status, p); err != nil {
+	if err := c.JSON(status, problemOf(status, detail)); err != nil {
 		s.deps.Logger.ErrorContext(c.Request().Context(), "writing problem", slog.String("error", err.Error()))
 	}
 }
@@ -140,11 +233,73 @@ func (s *Server) problem(err error, c echo.Context) {
 func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		start := time.Now()
-		err := next(c)
-		if err != nil {
+		if err := next(c); err != nil {
 			c.Error(err)
 		}
 		s.metrics.request(c.Request().Method, c.Path(), c.Response().Status, time.Since(start))
 		return nil
 	}
+}
+
+// decodeJSON reads one JSON object of at most limit bytes into v, refusing unknown fields (a
+// misspelt field is a client bug better reported than ignored) and trailing data.
+func decodeJSON(c echo.Context, v any, limit int64) error {
+	r := c.Request()
+	if mt, _, err := mime.ParseMediaType(r.Header.Get(echo.HeaderContentType)); err != nil || mt != echo.MIMEApplicationJSON {
+		return echo.NewHTTPError(http.StatusUnsupportedMediaType, "send the body as application/json")
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(c.Response(), r.Body, limit))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return err
+		}
+		return ragd.Invalidf("body", "invalid JSON: %v", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return ragd.Invalidf("body", "invalid JSON: more than one value")
+	}
+	return nil
+}
+
+// pathID parses the :id path parameter as a UUID.
+func pathID(c echo.Context) (uuid.UUID, error) {
+	id, err := uuid.Parse(c.Param("id"))
+	if err != nil {
+		return uuid.Nil, ragd.Invalidf("id", "%q is not a UUID", c.Param("id"))
+	}
+	return id, nil
+}
+
+// accepts reports which of the offered media types the Accept header prefers: the first offer
+// with the highest q value among those the header names (exactly, by type/*, or */*). An empty
+// header accepts the first offer; a header accepting none of them returns "".
+func accepts(header string, offers ...string) string {
+	if strings.TrimSpace(header) == "" {
+		return offers[0]
+	}
+	best, bestQ := "", 0.0
+	for _, offer := range offers {
+		q := 0.0
+		for _, part := range strings.Split(header, ",") {
+			mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+			if err != nil {
+				continue
+			}
+			typ, _, _ := strings.Cut(offer, "/")
+			if mt != offer && mt != typ+"/*" && mt != "*/*" {
+				continue
+			}
+			pq := 1.0
+			if v, ok := params["q"]; ok {
+				fmt.Sscanf(v, "%g", &pq)
+			}
+			q = max(q, pq)
+		}
+		if q > bestQ {
+			best, bestQ = offer, q
+		}
+	}
+	return best
 }

@@ -328,3 +328,46 @@ func (s *Store) SourceKeys(ctx context.Context) (map[uuid.UUID]string, error) {
 	}
 	return out, nil
 }
+
+// VersionRef names one version of a document.
+type VersionRef struct {
+	DocID   uuid.UUID
+	Version int
+}
+
+// VersionInfo is what a citation shows of a document version.
+type VersionInfo struct {
+	Title       string
+	URL         string
+	Path        string
+	PublishedAt *time.Time
+	IngestedAt  time.Time
+}
+
+// VersionInfo returns the details of the given document versions; unknown ones are left out.
+func (s *Store) VersionInfo(ctx context.Context, refs []VersionRef) (map[VersionRef]VersionInfo, error) {
+	docs := make([]uuid.UUID, len(refs))
+	versions := make([]int32, len(refs))
+	for i, r := range refs {
+		docs[i], versions[i] = r.DocID, int32(r.Version)
+	}
+	rows, err := s.db.Query(ctx, `
+		SELECT v.doc_id, v.version, v.title, coalesce(d.url, ''), coalesce(d.path, ''), v.published_at, v.ingested_at
+		FROM unnest($1::uuid[], $2::int[]) AS want(doc_id, version)
+		JOIN document_versions v ON v.doc_id = want.doc_id AND v.version = want.version
+		JOIN documents d ON d.id = v.doc_id`, docs, versions)
+	if err != nil {
+		return nil, fmt.Errorf("store: reading versions: %w", err)
+	}
+	out := make(map[VersionRef]VersionInfo, len(refs))
+	var ref VersionRef
+	var vi VersionInfo
+	_, err = pgx.ForEachRow(rows, []any{&ref.DocID, &ref.Version, &vi.Title, &vi.URL, &vi.Path, &vi.PublishedAt, &vi.IngestedAt}, func() error {
+		out[ref] = vi
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: reading versions: %w", err)
+	}
+	return out, nil
+}

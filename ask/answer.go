@@ -1,0 +1,60 @@
+package ask
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/ragd/ragd/llm"
+)
+
+// Answerer writes an answer grounded in a turn's facts, streaming it, with citation markers
+// checked against the facts: phantom markers are dropped and returned, never emitted.
+type Answerer interface {
+	Answer(ctx context.Context, question string, facts []llm.Fact, onDelta func(string) error) (answer string, phantoms []string, err error)
+}
+
+// AnswerStore keeps the generated answer on the turn's assistant message.
+type AnswerStore interface {
+	SetAnswer(ctx context.Context, msg uuid.UUID, answer string) error
+}
+
+// CanAnswer says whether an LLM is configured.
+func (p *Pipeline) CanAnswer() bool { return p.Answerer != nil }
+
+// Answer streams an LLM's answer over a recorded turn's fact sheet to onDelta and stores it on
+// the turn's assistant message. Only markers of this turn's citations survive. Without an LLM, or
+// without sources to cite, the turn's answer is its fact sheet and nothing is streamed.
+func (p *Pipeline) Answer(ctx context.Context, t *Turn, onDelta func(string) error) (string, []string, error) {
+	if p.Answerer == nil {
+		return t.Answer, nil, nil
+	}
+	if len(t.Sources) == 0 {
+		t.Skipped["answer"] = "no sources to answer from"
+		return t.Answer, nil, nil
+	}
+	if onDelta == nil {
+		onDelta = func(string) error { return nil }
+	}
+	var facts []llm.Fact
+	for _, s := range t.Sources {
+		for _, f := range s.Facts {
+			facts = append(facts, llm.Fact{Marker: f.Marker, Text: f.Text, Source: s.Title + " (" + s.Date.Format("2006-01-02") + ")"})
+		}
+	}
+	start := time.Now()
+	answer, phantoms, err := p.Answerer.Answer(ctx, t.question, facts, onDelta)
+	if err != nil {
+		return "", nil, fmt.Errorf("ask: generating the answer: %w", err)
+	}
+	if as, ok := p.Turns.(AnswerStore); ok {
+		if err := as.SetAnswer(ctx, t.AssistantMessageID, answer); err != nil {
+			return "", nil, err
+		}
+	}
+	t.Answer = answer
+	t.Timings.add("answer", time.Since(start))
+	return answer, phantoms, nil
+}

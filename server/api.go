@@ -1,0 +1,258 @@
+package server
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/ragd/ragd"
+	"github.com/ragd/ragd/ask"
+)
+
+// The JSON shapes of the API. They are kept apart from the domain types so the wire format
+// changes only on purpose; openapi.yaml describes each of them.
+
+type askRequest struct {
+	ConversationID *uuid.UUID `json:"conversation_id"`
+	Message        string     `json:"message"`
+}
+
+type pageRange struct {
+	Start int `json:"start"`
+	End   int `json:"end"`
+}
+
+func pages(start, end int) *pageRange {
+	if start == 0 {
+		return nil
+	}
+	return &pageRange{start, end}
+}
+
+type factJSON struct {
+	Marker string `json:"marker"`
+	Text   string `json:"text"`
+}
+
+type sourceJSON struct {
+	Rank     int        `json:"rank"`
+	Letter   string     `json:"letter"`
+	DocID    uuid.UUID  `json:"doc_id"`
+	Version  int        `json:"version"`
+	ChunkID  int64      `json:"chunk_id"`
+	Title    string     `json:"title"`
+	Heading  string     `json:"heading,omitempty"`
+	URL      string     `json:"url,omitempty"`
+	Path     string     `json:"path,omitempty"`
+	Date     string     `json:"date"`
+	DateKind string     `json:"date_kind"`
+	Pages    *pageRange `json:"pages"`
+	Text     string     `json:"text"`
+	Score    float64    `json:"score"`
+	Fused    float64    `json:"fused"`
+	Rerank   *float64   `json:"rerank"`
+	Origins  []string   `json:"origins"`
+	Facts    []factJSON `json:"facts"`
+}
+
+func sourceOf(s ask.Source) sourceJSON {
+	out := sourceJSON{Rank: s.Rank, Letter: s.Letter, DocID: s.DocID, Version: s.Version, ChunkID: s.ChunkID,
+		Title: s.Title, Heading: s.Heading, URL: s.URL, Path: s.Path, Date: s.Date.Format("2006-01-02"),
+		DateKind: s.DateKind, Pages: pages(s.PageStart, s.PageEnd), Text: s.Text, Score: s.Score,
+		Fused: s.Fused, Rerank: s.Rerank, Origins: s.Origins, Facts: make([]factJSON, len(s.Facts))}
+	for i, f := range s.Facts {
+		out.Facts[i] = factJSON{Marker: f.Marker, Text: f.Text}
+	}
+	return out
+}
+
+type timingJSON struct {
+	Stage string  `json:"stage"`
+	MS    float64 `json:"ms"`
+}
+
+func timingsOf(ts ask.Timings) []timingJSON {
+	out := make([]timingJSON, len(ts))
+	for i, t := range ts {
+		out[i] = timingJSON{Stage: t.Stage, MS: float64(t.Duration.Microseconds()) / 1000}
+	}
+	return out
+}
+
+type retrievalJSON struct {
+	Lists    []string          `json:"lists"`
+	Reranked bool              `json:"reranked"`
+	Skipped  map[string]string `json:"skipped"`
+}
+
+// metaJSON opens a turn's answer: the ids the UI needs, and how retrieval ran.
+type metaJSON struct {
+	ConversationID uuid.UUID     `json:"conversation_id"`
+	Turn           int           `json:"turn"`
+	MessageID      uuid.UUID     `json:"message_id"`
+	UserMessageID  uuid.UUID     `json:"user_message_id"`
+	Retrieval      retrievalJSON `json:"retrieval"`
+	Timings        []timingJSON  `json:"timings"`
+}
+
+func metaOf(t *ask.Turn) metaJSON {
+	return metaJSON{ConversationID: t.ConversationID, Turn: t.Turn, MessageID: t.AssistantMessageID,
+		UserMessageID: t.UserMessageID, Retrieval: retrievalJSON{Lists: t.Lists, Reranked: t.Reranked,
+			Skipped: t.Skipped}, Timings: timingsOf(t.Timings)}
+}
+
+type askResponse struct {
+	metaJSON
+	Sources  []sourceJSON `json:"sources"`
+	Answer   string       `json:"answer"`
+	Phantoms []string     `json:"phantom_markers,omitempty"`
+}
+
+type doneJSON struct {
+	Answer   string       `json:"answer"`
+	Phantoms []string     `json:"phantom_markers,omitempty"`
+	Timings  []timingJSON `json:"timings"`
+}
+
+type replyRequest struct {
+	Content   string     `json:"content"`
+	MessageID *uuid.UUID `json:"message_id"`
+}
+
+type messageJSON struct {
+	ID              uuid.UUID      `json:"id"`
+	ConversationID  uuid.UUID      `json:"conversation_id"`
+	Turn            int            `json:"turn"`
+	Role            string         `json:"role"`
+	Content         string         `json:"content"`
+	Answer          string         `json:"answer,omitempty"`
+	ReplyRecordedAt *time.Time     `json:"reply_recorded_at,omitempty"`
+	Meta            map[string]any `json:"meta,omitempty"`
+	CreatedAt       time.Time      `json:"created_at"`
+}
+
+func messageOf(m ragd.Message) messageJSON {
+	return messageJSON{ID: m.ID, ConversationID: m.ConversationID, Turn: m.Turn, Role: m.Role,
+		Content: m.Content, Answer: m.Answer, ReplyRecordedAt: m.ReplyRecordedAt, Meta: m.Meta, CreatedAt: m.CreatedAt}
+}
+
+type conversationSourceJSON struct {
+	DocID         uuid.UUID  `json:"doc_id"`
+	Letter        string     `json:"letter"`
+	CarryScore    float64    `json:"carry_score"`
+	Pinned        bool       `json:"pinned"`
+	Carried       bool       `json:"carried"`
+	InactiveTurns int        `json:"inactive_turns"`
+	FirstTurn     int        `json:"first_turn"`
+	LastTurn      int        `json:"last_turn"`
+	LastUsedAt    time.Time  `json:"last_used_at"`
+	Reason        string     `json:"reason"`
+	Facts         []factJSON `json:"facts"`
+}
+
+func conversationSourceOf(cs ragd.ConversationSource) conversationSourceJSON {
+	out := conversationSourceJSON{DocID: cs.DocID, Letter: cs.Marker, CarryScore: cs.CarryScore, Pinned: cs.Pinned,
+		Carried: cs.Carried, InactiveTurns: cs.InactiveTurns, FirstTurn: cs.FirstTurn, LastTurn: cs.LastTurn,
+		LastUsedAt: cs.LastUsedAt, Reason: cs.Reason, Facts: make([]factJSON, len(cs.Facts))}
+	for i, f := range cs.Facts {
+		out.Facts[i] = factJSON{Marker: f.Marker, Text: f.Text}
+	}
+	return out
+}
+
+type conversationJSON struct {
+	ID        uuid.UUID                `json:"id"`
+	Turn      int                      `json:"turn"`
+	CreatedAt time.Time                `json:"created_at"`
+	UpdatedAt time.Time                `json:"updated_at"`
+	Messages  []messageJSON            `json:"messages"`
+	Sources   []conversationSourceJSON `json:"sources"`
+}
+
+type documentRef struct {
+	ID      uuid.UUID `json:"id"`
+	Version int       `json:"version"`
+	Title   string    `json:"title"`
+	URL     string    `json:"url,omitempty"`
+	Path    string    `json:"path,omitempty"`
+}
+
+type chunkRef struct {
+	ID   int64  `json:"id"`
+	Text string `json:"text"`
+}
+
+type citationJSON struct {
+	ID             int64       `json:"id"`
+	MessageID      uuid.UUID   `json:"message_id"`
+	ConversationID uuid.UUID   `json:"conversation_id"`
+	Marker         string      `json:"marker"`
+	Fact           string      `json:"fact"`
+	Score          float64     `json:"score"`
+	Origin         string      `json:"origin"`
+	Rank           int         `json:"rank"`
+	Document       documentRef `json:"document"`
+	Chunk          chunkRef    `json:"chunk"`
+	Pages          *pageRange  `json:"pages"`
+	CreatedAt      time.Time   `json:"created_at"`
+}
+
+func citationOf(c ragd.Citation) citationJSON {
+	return citationJSON{ID: c.ID, MessageID: c.MessageID, ConversationID: c.ConversationID, Marker: c.Marker,
+		Fact: c.Fact, Score: c.Score, Origin: c.Origin, Rank: c.Rank,
+		Document: documentRef{ID: c.DocID, Version: c.DocVersion, Title: c.DocTitle, URL: c.DocURL, Path: c.DocPath},
+		Chunk:    chunkRef{ID: c.ChunkID, Text: c.ChunkText}, Pages: pages(c.PageStart, c.PageEnd), CreatedAt: c.CreatedAt}
+}
+
+type documentRequest struct {
+	Text   string `json:"text"`
+	Title  string `json:"title"`
+	Format string `json:"format"`
+	URL    string `json:"url"`
+	Source string `json:"source"`
+}
+
+type ingestResultJSON struct {
+	DocID   string `json:"doc_id"`
+	Version int    `json:"version"`
+	Status  string `json:"status"`
+	Chunks  int    `json:"chunks"`
+}
+
+type versionJSON struct {
+	Version     int        `json:"version"`
+	ContentHash string     `json:"content_hash"`
+	Title       string     `json:"title"`
+	PublishedAt *time.Time `json:"published_at"`
+	IngestedAt  time.Time  `json:"ingested_at"`
+	Chunks      int        `json:"chunks"`
+	Bytes       int        `json:"bytes"`
+}
+
+type documentJSON struct {
+	ID        uuid.UUID     `json:"id"`
+	SourceKey string        `json:"source_key"`
+	Format    string        `json:"format"`
+	Title     string        `json:"title"`
+	URL       string        `json:"url,omitempty"`
+	Path      string        `json:"path,omitempty"`
+	Version   int           `json:"version"`
+	Chunks    int           `json:"chunks"`
+	CreatedAt time.Time     `json:"created_at"`
+	UpdatedAt time.Time     `json:"updated_at"`
+	DeletedAt *time.Time    `json:"deleted_at"`
+	Versions  []versionJSON `json:"versions"`
+}
+
+func documentOf(d *ragd.Document, vs []ragd.DocumentVersion) documentJSON {
+	out := documentJSON{ID: d.ID, SourceKey: d.SourceKey, Format: d.Format, Title: d.Title, URL: d.URL, Path: d.Path,
+		Version: d.Version, CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt, DeletedAt: d.DeletedAt}
+	for _, v := range vs {
+		out.Versions = append(out.Versions, versionJSON{Version: v.Version, ContentHash: v.ContentHash, Title: v.Title,
+			PublishedAt: v.PublishedAt, IngestedAt: v.IngestedAt, Chunks: v.Chunks, Bytes: v.Bytes})
+		if v.Version == d.Version {
+			out.Chunks = v.Chunks
+		}
+	}
+	return out
+}

@@ -1,0 +1,127 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ragd/ragd"
+	"github.com/ragd/ragd/ingest"
+	"github.com/ragd/ragd/store"
+)
+
+// postDocument ingests one document: a multipart upload (field "file"), or JSON with its text or
+// a URL to fetch. It runs the same ingest code as `ragd ingest` and catches the BM25 index up
+// before answering, so the next /v1/ask can find the document.
+func (s *Server) postDocument(c echo.Context) error {
+	src, err := s.documentSource(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	res, err := s.deps.Ingester.IngestOne(ctx, src)
+	if err != nil {
+		return err
+	}
+	if _, err := s.deps.Index.CatchUp(ctx, s.deps.Store); err != nil {
+		return fmt.Errorf("document stored, index not yet caught up (it will on its next poll): %w", err)
+	}
+	status := http.StatusCreated
+	if res.Status == store.Unchanged {
+		status = http.StatusOK
+	}
+	return c.JSON(status, ingestResultJSON{DocID: res.DocID, Version: res.Version, Status: string(res.Status), Chunks: res.Chunks})
+}
+
+var formatExt = map[string]string{"markdown": ".md", "text": ".txt", "html": ".html", "pdf": ".pdf"}
+
+func (s *Server) documentSource(c echo.Context) (ingest.Source, error) {
+	r := c.Request()
+	mt, _, _ := mime.ParseMediaType(r.Header.Get(echo.HeaderContentType))
+	switch mt {
+	case echo.MIMEMultipartForm:
+		r.Body = http.MaxBytesReader(c.Response(), r.Body, s.cfg.MaxUploadBytes)
+		fh, err := c.FormFile("file")
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				return ingest.Source{}, err
+			}
+			return ingest.Source{}, ragd.Invalidf("file", "multipart upload needs a file field: %v", err)
+		}
+		f, err := fh.Open()
+		if err != nil {
+			return ingest.Source{}, ragd.Invalidf("file", "%v", err)
+		}
+		defer f.Close()
+		data, err := io.ReadAll(f)
+		if err != nil {
+			return ingest.Source{}, err
+		}
+		// An upload is identified by its content unless the client names it with a source key.
+		return ingest.Source{Key: c.FormValue("source"), Name: fh.Filename,
+			ContentType: fh.Header.Get(echo.HeaderContentType), Data: data}, nil
+	case echo.MIMEApplicationJSON:
+		var req documentRequest
+		if err := decodeJSON(c, &req, s.cfg.MaxUploadBytes); err != nil {
+			return ingest.Source{}, err
+		}
+		switch {
+		case req.URL != "" && req.Text != "":
+			return ingest.Source{}, ragd.Invalidf("body", "give text or url, not both")
+		case req.URL != "":
+			return ingest.Fetch(c.Request().Context(), s.cfg.Fetcher, req.URL, s.cfg.MaxUploadBytes)
+		case strings.TrimSpace(req.Text) == "":
+			return ingest.Source{}, ragd.Invalidf("text", "is empty (or give a url)")
+		}
+		format := req.Format
+		if format == "" {
+			format = "text"
+		}
+		ext, ok := formatExt[format]
+		if !ok || format == "pdf" {
+			return ingest.Source{}, ragd.Invalidf("format", "%q: want markdown, text or html (upload PDFs as files)", format)
+		}
+		return ingest.Source{Key: req.Source, Name: "document" + ext, Title: req.Title, Data: []byte(req.Text)}, nil
+	}
+	return ingest.Source{}, echo.NewHTTPError(http.StatusUnsupportedMediaType, "send a multipart/form-data upload or application/json")
+}
+
+// getDocument returns a document with its versions.
+func (s *Server) getDocument(c echo.Context) error {
+	id, err := pathID(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	d, err := s.deps.Store.Document(ctx, id)
+	if err != nil {
+		return err
+	}
+	vs, err := s.deps.Store.Versions(ctx, id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, documentOf(d, vs))
+}
+
+// deleteDocument removes a document from search. Its citations stay readable.
+func (s *Server) deleteDocument(c echo.Context) error {
+	id, err := pathID(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	if err := s.deps.Store.DeleteDocument(ctx, id); err != nil {
+		return err
+	}
+	if _, err := s.deps.Index.CatchUp(ctx, s.deps.Store); err != nil {
+		return fmt.Errorf("document deleted, index not yet caught up (it will on its next poll): %w", err)
+	}
+	return c.NoContent(http.StatusNoContent)
+}

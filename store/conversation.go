@@ -1,0 +1,326 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/ragd/ragd"
+)
+
+// ConversationState is a conversation as a turn reads it.
+type ConversationState struct {
+	Conversation ragd.Conversation
+	// Sources are every document the conversation has found, carried or not, by first turn.
+	Sources []ragd.ConversationSource
+}
+
+const conversationColumns = `id, turn, next_letter, goal_turn, coalesce(ab_arm, ''), created_at, updated_at`
+
+func scanConversation(row pgx.Row) (ragd.Conversation, error) {
+	var c ragd.Conversation
+	err := row.Scan(&c.ID, &c.Turn, &c.NextLetter, &c.GoalTurn, &c.ABArm, &c.CreatedAt, &c.UpdatedAt)
+	return c, err
+}
+
+// Conversation returns a conversation by id.
+func (s *Store) Conversation(ctx context.Context, id uuid.UUID) (*ragd.Conversation, error) {
+	c, err := scanConversation(s.db.QueryRow(ctx, "SELECT "+conversationColumns+" FROM conversations WHERE id = $1", id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("conversation %s: %w", id, ragd.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: reading conversation %s: %w", id, err)
+	}
+	return &c, nil
+}
+
+// ConversationState reads a conversation and its sources without locking, for the retrieval
+// stages that run before the turn's transaction.
+func (s *Store) ConversationState(ctx context.Context, id uuid.UUID) (*ConversationState, error) {
+	return s.conversationState(ctx, id, false)
+}
+
+func (s *Store) conversationState(ctx context.Context, id uuid.UUID, lock bool) (*ConversationState, error) {
+	q := "SELECT " + conversationColumns + " FROM conversations WHERE id = $1"
+	if lock {
+		q += " FOR UPDATE"
+	}
+	c, err := scanConversation(s.db.QueryRow(ctx, q, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("conversation %s: %w", id, ragd.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: reading conversation %s: %w", id, err)
+	}
+	srcs, err := s.conversationSources(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return &ConversationState{Conversation: c, Sources: srcs}, nil
+}
+
+func (s *Store) conversationSources(ctx context.Context, id uuid.UUID) ([]ragd.ConversationSource, error) {
+	rows, err := s.db.Query(ctx, `
+		SELECT doc_id, marker, carry_score, pinned, carried, inactive_turns, first_turn, last_turn,
+		       last_used_at, cited_chunk_ids, facts, reason
+		FROM conversation_sources WHERE conversation_id = $1
+		ORDER BY first_turn, marker`, id)
+	if err != nil {
+		return nil, fmt.Errorf("store: reading sources of %s: %w", id, err)
+	}
+	srcs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (ragd.ConversationSource, error) {
+		var cs ragd.ConversationSource
+		var facts []byte
+		err := row.Scan(&cs.DocID, &cs.Marker, &cs.CarryScore, &cs.Pinned, &cs.Carried, &cs.InactiveTurns,
+			&cs.FirstTurn, &cs.LastTurn, &cs.LastUsedAt, &cs.CitedChunkIDs, &facts, &cs.Reason)
+		if err == nil {
+			err = json.Unmarshal(facts, &cs.Facts)
+		}
+		return cs, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: reading sources of %s: %w", id, err)
+	}
+	return srcs, nil
+}
+
+// TurnWrite is everything one turn records.
+type TurnWrite struct {
+	UserMessage string
+	Answer      string // ragd's answer: the fact sheet
+	Meta        map[string]any
+	NextLetter  int
+	GoalTurn    int // 0 keeps the conversation's current goal
+	// Sources is the new state of every conversation source the turn touched.
+	Sources   []ragd.ConversationSource
+	Citations []CitationWrite
+}
+
+// CitationWrite is one marker of the turn's answer.
+type CitationWrite struct {
+	DocID      uuid.UUID
+	DocVersion int
+	ChunkID    int64
+	Marker     string
+	Fact       string
+	Score      float64
+	Origin     string
+	Rank       int
+	PageStart  int
+	PageEnd    int
+}
+
+// TurnResult identifies what a turn wrote.
+type TurnResult struct {
+	Conversation       ragd.Conversation // as of the end of the turn
+	UserMessageID      uuid.UUID
+	AssistantMessageID uuid.UUID
+}
+
+// Turn records one turn in one transaction: the conversation row is locked, fn computes what to
+// write from the state as of the lock (so two concurrent turns of one conversation apply one after
+// the other), and the messages, citations, sources and counters are written; any failure leaves
+// the conversation exactly as it was. A zero id starts a new conversation with ab as its A/B arm.
+// The turn number fn writes is state.Conversation.Turn + 1.
+func (s *Store) Turn(ctx context.Context, id uuid.UUID, ab string, fn func(*ConversationState) (*TurnWrite, error)) (*TurnResult, error) {
+	var res *TurnResult
+	err := s.InTx(ctx, func(tx *Store) error {
+		var err error
+		res, err = tx.turn(ctx, id, ab, fn)
+		return err
+	})
+	return res, err
+}
+
+func (s *Store) turn(ctx context.Context, id uuid.UUID, ab string, fn func(*ConversationState) (*TurnWrite, error)) (*TurnResult, error) {
+	var st *ConversationState
+	if id == uuid.Nil {
+		c, err := s.createConversation(ctx, ab)
+		if err != nil {
+			return nil, err
+		}
+		st = &ConversationState{Conversation: c}
+	} else {
+		var err error
+		if st, err = s.conversationState(ctx, id, true); err != nil {
+			return nil, err
+		}
+	}
+	w, err := fn(st)
+	if err != nil {
+		return nil, err
+	}
+	conv := st.Conversation
+	conv.Turn++
+	conv.NextLetter = w.NextLetter
+	if w.GoalTurn > 0 {
+		conv.GoalTurn = w.GoalTurn
+	}
+	res := &TurnResult{}
+	if res.UserMessageID, err = uuid.NewV7(); err != nil {
+		return nil, err
+	}
+	if res.AssistantMessageID, err = uuid.NewV7(); err != nil {
+		return nil, err
+	}
+	meta, err := json.Marshal(w.Meta)
+	if err != nil {
+		return nil, fmt.Errorf("store: turn meta: %w", err)
+	}
+	ts := now()
+	b := &pgx.Batch{}
+	b.Queue(`INSERT INTO messages (id, conversation_id, turn, role, content, created_at) VALUES ($1, $2, $3, 'user', $4, $5)`,
+		res.UserMessageID, conv.ID, conv.Turn, w.UserMessage, ts)
+	b.Queue(`INSERT INTO messages (id, conversation_id, turn, role, answer, meta, created_at) VALUES ($1, $2, $3, 'assistant', $4, $5, $6)`,
+		res.AssistantMessageID, conv.ID, conv.Turn, w.Answer, meta, ts)
+	for _, src := range w.Sources {
+		facts, err := json.Marshal(nonNilFacts(src.Facts))
+		if err != nil {
+			return nil, fmt.Errorf("store: source facts: %w", err)
+		}
+		b.Queue(`
+			INSERT INTO conversation_sources (conversation_id, doc_id, marker, carry_score, pinned, carried,
+			       inactive_turns, first_turn, last_turn, last_used_at, cited_chunk_ids, facts, reason)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+			ON CONFLICT (conversation_id, doc_id) DO UPDATE SET
+			       carry_score = excluded.carry_score, pinned = excluded.pinned, carried = excluded.carried,
+			       inactive_turns = excluded.inactive_turns, last_turn = excluded.last_turn,
+			       last_used_at = excluded.last_used_at, cited_chunk_ids = excluded.cited_chunk_ids,
+			       facts = excluded.facts, reason = excluded.reason`,
+			conv.ID, src.DocID, src.Marker, src.CarryScore, src.Pinned, src.Carried, src.InactiveTurns,
+			src.FirstTurn, src.LastTurn, src.LastUsedAt, nonNilIDs(src.CitedChunkIDs), facts, src.Reason)
+	}
+	for _, c := range w.Citations {
+		var ps, pe any
+		if c.PageStart > 0 {
+			ps, pe = c.PageStart, c.PageEnd
+		}
+		b.Queue(`
+			INSERT INTO message_citations (message_id, conversation_id, doc_id, doc_version, chunk_id, marker,
+			       fact_summary, score, origin, rank, page_start, page_end, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+			res.AssistantMessageID, conv.ID, c.DocID, c.DocVersion, c.ChunkID, c.Marker, c.Fact, c.Score,
+			c.Origin, c.Rank, ps, pe, ts)
+	}
+	b.Queue(`UPDATE conversations SET turn = $2, next_letter = $3, goal_turn = $4, updated_at = $5 WHERE id = $1`,
+		conv.ID, conv.Turn, conv.NextLetter, conv.GoalTurn, ts)
+	if err := s.db.SendBatch(ctx, b).Close(); err != nil {
+		return nil, fmt.Errorf("store: recording turn %d of %s: %w", conv.Turn, conv.ID, err)
+	}
+	conv.UpdatedAt = ts
+	res.Conversation = conv
+	return res, nil
+}
+
+func nonNilFacts(f []ragd.Fact) []ragd.Fact {
+	if f == nil {
+		return []ragd.Fact{}
+	}
+	return f
+}
+
+func nonNilIDs(ids []int64) []int64 {
+	if ids == nil {
+		return []int64{}
+	}
+	return ids
+}
+
+func (s *Store) createConversation(ctx context.Context, ab string) (ragd.Conversation, error) {
+	id, err := uuid.NewV7()
+	if err != nil {
+		return ragd.Conversation{}, err
+	}
+	c, err := scanConversation(s.db.QueryRow(ctx, `
+		INSERT INTO conversations (id, ab_arm, created_at, updated_at) VALUES ($1, nullif($2, ''), $3, $3)
+		RETURNING `+conversationColumns, id, ab, now()))
+	if err != nil {
+		return ragd.Conversation{}, fmt.Errorf("store: creating conversation: %w", err)
+	}
+	return c, nil
+}
+
+const messageColumns = `id, conversation_id, turn, role, content, answer, reply_recorded_at, meta, created_at`
+
+func scanMessage(row pgx.CollectableRow) (ragd.Message, error) {
+	var m ragd.Message
+	var meta []byte
+	err := row.Scan(&m.ID, &m.ConversationID, &m.Turn, &m.Role, &m.Content, &m.Answer, &m.ReplyRecordedAt, &meta, &m.CreatedAt)
+	if err == nil {
+		err = json.Unmarshal(meta, &m.Meta)
+	}
+	return m, err
+}
+
+// Messages returns a conversation's messages in turn order, the user's before the assistant's.
+func (s *Store) Messages(ctx context.Context, conv uuid.UUID) ([]ragd.Message, error) {
+	rows, err := s.db.Query(ctx, "SELECT "+messageColumns+` FROM messages WHERE conversation_id = $1
+		ORDER BY turn, role DESC`, conv)
+	if err != nil {
+		return nil, fmt.Errorf("store: reading messages of %s: %w", conv, err)
+	}
+	ms, err := pgx.CollectRows(rows, scanMessage)
+	if err != nil {
+		return nil, fmt.Errorf("store: reading messages of %s: %w", conv, err)
+	}
+	return ms, nil
+}
+
+// SetAnswer stores the answer an LLM gave over a turn's fact sheet on its assistant message.
+func (s *Store) SetAnswer(ctx context.Context, msg uuid.UUID, answer string) error {
+	tag, err := s.db.Exec(ctx, `UPDATE messages SET answer = $2 WHERE id = $1 AND role = 'assistant'`, msg, answer)
+	if err != nil {
+		return fmt.Errorf("store: saving answer of %s: %w", msg, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("assistant message %s: %w", msg, ragd.ErrNotFound)
+	}
+	return nil
+}
+
+// RecordReply records the reply the chat UI showed for a turn, on the assistant message msg, or
+// on the conversation's latest assistant message when msg is zero. A reply is recorded once:
+// recording it again is a conflict, because citations were audited against the first.
+func (s *Store) RecordReply(ctx context.Context, conv, msg uuid.UUID, content string) (*ragd.Message, error) {
+	var m ragd.Message
+	err := s.InTx(ctx, func(tx *Store) error {
+		q := "SELECT " + messageColumns + ` FROM messages WHERE conversation_id = $1 AND role = 'assistant'`
+		args := []any{conv}
+		if msg != uuid.Nil {
+			q += " AND id = $2"
+			args = append(args, msg)
+		}
+		rows, err := tx.db.Query(ctx, q+" ORDER BY turn DESC LIMIT 1 FOR UPDATE", args...)
+		if err != nil {
+			return fmt.Errorf("store: recording reply: %w", err)
+		}
+		m, err = pgx.CollectExactlyOneRow(rows, scanMessage)
+		if errors.Is(err, pgx.ErrNoRows) {
+			if msg != uuid.Nil {
+				return fmt.Errorf("assistant message %s in conversation %s: %w", msg, conv, ragd.ErrNotFound)
+			}
+			return fmt.Errorf("conversation %s has no turn to reply to: %w", conv, ragd.ErrNotFound)
+		}
+		if err != nil {
+			return fmt.Errorf("store: recording reply: %w", err)
+		}
+		if m.ReplyRecordedAt != nil {
+			return fmt.Errorf("the reply to turn %d was already recorded at %s: %w", m.Turn, m.ReplyRecordedAt.Format("2006-01-02T15:04:05Z07:00"), ragd.ErrConflict)
+		}
+		ts := now()
+		if _, err := tx.db.Exec(ctx, `UPDATE messages SET content = $2, reply_recorded_at = $3 WHERE id = $1`, m.ID, content, ts); err != nil {
+			return fmt.Errorf("store: recording reply: %w", err)
+		}
+		m.Content, m.ReplyRecordedAt = content, &ts
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &m, nil
+}

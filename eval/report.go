@@ -94,13 +94,13 @@ func Score(ds *Dataset, run Run, ndcgKs, recallKs []int) Result {
 		}
 	}
 	for stage, lat := range run.Stages {
-		res.Latency[stage] = summarize(lat)
+		res.Latency[stage] = Summarize(lat)
 	}
 	return res
 }
 
-// summarize returns the nearest-rank percentiles and the mean of lat.
-func summarize(lat []time.Duration) LatencySummary {
+// Summarize returns the nearest-rank percentiles and the mean of lat.
+func Summarize(lat []time.Duration) LatencySummary {
 	if len(lat) == 0 {
 		return LatencySummary{}
 	}

@@ -81,7 +81,7 @@ func TestSummarize(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			require.Equal(t, tc.want, summarize(tc.in))
+			require.Equal(t, tc.want, Summarize(tc.in))
 		})
 	}
 }

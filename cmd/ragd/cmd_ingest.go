@@ -58,12 +58,23 @@ func runIngest(ctx context.Context, a *app, paths []string, w *os.File) (ingest.
 	return in.Ingest(ctx, in.Walk(ctx, paths), onResult)
 }
 
-// embedderOrNil keeps a nil *embed.Embedder from becoming a non-nil interface.
-func embedderOrNil(a *app) ingest.Embedder {
+// embedderOrNil and rerankerOrNil keep a nil model from becoming a non-nil interface.
+func embedderOrNil(a *app) interface {
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+} {
 	if a.embedder == nil {
 		return nil
 	}
 	return a.embedder
+}
+
+func rerankerOrNil(a *app) interface {
+	Score(ctx context.Context, query string, passages []string) ([]float32, error)
+} {
+	if a.scorer == nil {
+		return nil
+	}
+	return a.scorer
 }
 
 func printIngestStats(w io.Writer, st ingest.Stats, index time.Duration) {

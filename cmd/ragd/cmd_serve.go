@@ -9,6 +9,9 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/ragd/ragd/ask"
+	"github.com/ragd/ragd/ingest"
+	"github.com/ragd/ragd/llm"
 	"github.com/ragd/ragd/server"
 )
 
@@ -32,7 +35,15 @@ func (c serveCmd) Run(ctx context.Context, a *app) error {
 	}
 	go a.followChanges(ctx, c.IndexPoll)
 
-	srv := server.New(server.Deps{Store: a.store, Index: a.index, Logger: a.logger})
+	pipeline, err := a.pipeline()
+	if err != nil {
+		return err
+	}
+	in, err := ingest.New(a.cfg.ingestConfig(a.logger), a.store, embedderOrNil(a))
+	if err != nil {
+		return err
+	}
+	srv := server.New(server.Config{}, server.Deps{Pipeline: pipeline, Store: a.store, Index: a.index, Ingester: in, Logger: a.logger})
 	ln, err := net.Listen("tcp", a.cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", a.cfg.Listen, err)
@@ -56,6 +67,22 @@ func (c serveCmd) Run(ctx context.Context, a *app) error {
 		return err
 	}
 	return nil
+}
+
+// pipeline wires the turn pipeline from what the app opened.
+func (a *app) pipeline() (*ask.Pipeline, error) {
+	d := ask.Deps{Index: a.index, Store: a.store, Embedder: embedderOrNil(a), Reranker: rerankerOrNil(a), Turns: a.store}
+	if a.cfg.LLMURL != "" {
+		client, err := llm.New(a.cfg.llmConfig())
+		if err != nil {
+			return nil, err
+		}
+		d.Answerer = client
+		a.logger.Info("answers are generated", slog.String("llm", a.cfg.LLMURL), slog.String("model", a.cfg.LLMModel))
+	} else {
+		a.logger.Info("no LLM configured (--llm-url): answers are the fact sheet")
+	}
+	return ask.New(a.cfg.askConfig(), d)
 }
 
 // followChanges keeps the BM25 index caught up with writes from any process: the store's

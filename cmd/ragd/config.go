@@ -6,11 +6,13 @@ import (
 	"log/slog"
 	"path/filepath"
 	"runtime"
+	"time"
 
 	"github.com/ragd/ragd/ask"
 	"github.com/ragd/ragd/chunk"
 	"github.com/ragd/ragd/encoder"
 	"github.com/ragd/ragd/ingest"
+	"github.com/ragd/ragd/llm"
 )
 
 // Config is every setting of ragd, read from flags and RAGD_* environment variables (the flag
@@ -19,6 +21,7 @@ type Config struct {
 	DataDir     string `help:"Directory for the private PostgreSQL cluster and the BM25 index." default:"./ragd-data" type:"path"`
 	DatabaseURL string `help:"PostgreSQL URL. Empty runs a private cluster inside the data directory." name:"database-url"`
 	Schema      string `help:"PostgreSQL schema holding ragd's tables (default public)."`
+	IndexDir    string `help:"BM25 index directory (default <data-dir>/index)." type:"path"`
 
 	EmbedModel  string `help:"Directory of the sentence-embedding model (ONNX). Empty disables vector search." type:"path"`
 	RerankModel string `help:"Directory of the cross-encoder model (ONNX). Empty skips reranking." type:"path"`
@@ -27,6 +30,11 @@ type Config struct {
 	EmbedBatch  int    `help:"Texts per embedding run." default:"32"`
 	RerankBatch int    `help:"Pairs per cross-encoder run." default:"16"`
 	Threads     int    `help:"ONNX Runtime threads; 0 uses every core."`
+
+	LLMURL     string        `help:"Base URL of an OpenAI-compatible chat API (e.g. http://localhost:11434/v1). Empty: answers are the fact sheet." name:"llm-url"`
+	LLMModel   string        `help:"Model name for --llm-url." name:"llm-model"`
+	LLMAPIKey  string        `help:"API key for --llm-url." name:"llm-api-key"`
+	LLMTimeout time.Duration `help:"Longest an answer may take." default:"60s" name:"llm-timeout"`
 
 	ChunkTokens  int `help:"Largest chunk, in cl100k_base tokens." default:"256"`
 	ChunkOverlap int `help:"Tokens repeated between windows of a long block." default:"32"`
@@ -51,11 +59,22 @@ func (c *Config) Validate() error {
 	if c.Threads < 0 {
 		errs = append(errs, errors.New("--threads must not be negative"))
 	}
+	// The packages read 0 as "use the default"; from a flag, 0 is a mistake to report.
+	for flag, v := range map[string]int{"--chunk-tokens": c.ChunkTokens, "--fresh-k": c.FreshK, "--rrf-k": c.RRFK} {
+		if v < 1 {
+			errs = append(errs, fmt.Errorf("%s must be at least 1, got %d", flag, v))
+		}
+	}
 	if err := c.chunkOptions().Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("--chunk-tokens/--chunk-overlap: %w", err))
 	}
 	if err := c.askConfig().Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("--fresh-k/--rrf-k: %w", err))
+	}
+	if c.LLMURL != "" {
+		if err := c.llmConfig().WithDefaults().Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("--llm-*: %w", err))
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -85,5 +104,14 @@ func (c *Config) modelConfig(dir string, batch int, logger *slog.Logger) encoder
 		BatchSize: batch, Threads: threads, Logger: logger}
 }
 
+func (c *Config) llmConfig() llm.Config {
+	return llm.Config{BaseURL: c.LLMURL, Model: c.LLMModel, APIKey: c.LLMAPIKey, Timeout: c.LLMTimeout}
+}
+
 func (c *Config) clusterDir() string { return filepath.Join(c.DataDir, "postgres") }
-func (c *Config) indexDir() string   { return filepath.Join(c.DataDir, "index") }
+func (c *Config) indexDir() string {
+	if c.IndexDir != "" {
+		return c.IndexDir
+	}
+	return filepath.Join(c.DataDir, "index")
+}

@@ -19,6 +19,7 @@ type CLI struct {
 	Config `embed:""`
 
 	Serve   serveCmd   `cmd:"" help:"Run the HTTP server."`
+	Ask     askCmd     `cmd:"" help:"Ask a running server a question and print the answer (a small client)."`
 	Ingest  ingestCmd  `cmd:"" help:"Ingest files, directories, JSONL corpora or http(s) URLs."`
 	Migrate migrateCmd `cmd:"" help:"Apply pending database migrations."`
 	Reindex reindexCmd `cmd:"" help:"Rebuild the BM25 index from PostgreSQL; --embeddings fills missing vectors."`

@@ -1,0 +1,186 @@
+package classify
+
+import (
+	"hash/fnv"
+	"math"
+	"sort"
+	"strings"
+	"unicode"
+)
+
+// Input is one thing to classify: a main text, optional secondary texts, and named numeric
+// features computed by the caller.
+type Input struct {
+	// Text is the main text. It gives word unigrams and bigrams, and character n-grams when
+	// the model's options ask for them.
+	Text string
+	// Context holds secondary texts by name, such as the previous turn under "prev". Each gives
+	// word unigrams and bigrams only, hashed under its name so that "error" in the previous turn
+	// and "error" in this one are different features.
+	Context map[string]string
+	// Extra holds named features the caller computes, such as "overlap_history": 0.4. They are
+	// used as they are, so callers should keep them roughly within [0, 1] like the text part.
+	Extra map[string]float64
+}
+
+// feature is one hashed text feature after weighting.
+type feature struct {
+	bucket uint32
+	value  float64
+}
+
+// Tokenize lower-cases text and splits it into words and punctuation tokens. A word is a run of
+// letters, digits, apostrophes, underscores and inner dots or hyphens ("v1.8", "e-mail",
+// "doesn't"); every other visible character is a token of its own, so "?", "`" and "{" survive
+// as features: they are some of the best cues there are for questions and code.
+func Tokenize(text string) []string {
+	var (
+		tokens []string
+		word   strings.Builder
+	)
+	flush := func() {
+		if word.Len() > 0 {
+			tokens = append(tokens, word.String())
+			word.Reset()
+		}
+	}
+	runes := []rune(strings.ToLower(text))
+	for i, r := range runes {
+		switch {
+		case unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_':
+			word.WriteRune(r)
+		case (r == '\'' || r == '’' || r == '.' || r == '-') && word.Len() > 0 &&
+			i+1 < len(runes) && (unicode.IsLetter(runes[i+1]) || unicode.IsDigit(runes[i+1])):
+			// Inner apostrophes, dots and hyphens join the word: "doesn't", "v1.8", "utf-8".
+			if r == '’' {
+				r = '\''
+			}
+			word.WriteRune(r)
+		case unicode.IsSpace(r):
+			flush()
+		default:
+			flush()
+			if unicode.IsPrint(r) {
+				tokens = append(tokens, string(r))
+			}
+		}
+	}
+	flush()
+	return tokens
+}
+
+// isWord reports whether a token is a word rather than punctuation.
+func isWord(tok string) bool {
+	for _, r := range tok {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasher hashes feature strings into 2^bits buckets.
+type hasher struct{ mask uint32 }
+
+func (h hasher) bucket(parts ...string) uint32 {
+	f := fnv.New32a()
+	for i, p := range parts {
+		if i > 0 {
+			f.Write([]byte{0}) // a separator, so ("ab","c") and ("a","bc") differ
+		}
+		f.Write([]byte(p))
+	}
+	return f.Sum32() & h.mask
+}
+
+// featurize turns the text part of an input into hashed features. Each block (the main text's
+// words, its character n-grams, and each context's words) is weighted with sublinear TF
+// (1 + ln tf) and L2-normalised on its own, so a long text does not outweigh a short one and
+// the many character n-grams do not drown the few words. Context blocks are then scaled by
+// opts.ContextWeight. The result is sorted by bucket with duplicates summed.
+func featurize(in Input, opts Options) []feature {
+	h := hasher{mask: uint32(1)<<opts.HashBits - 1}
+	var out []feature
+	tokens := Tokenize(in.Text)
+	out = appendBlock(out, wordCounts(h, "", tokens), 1)
+	if opts.CharNGrams {
+		out = appendBlock(out, charCounts(h, tokens), 1)
+	}
+	names := make([]string, 0, len(in.Context))
+	for name := range in.Context {
+		names = append(names, name)
+	}
+	sort.Strings(names) // map order is random; float sums are not associative
+	for _, name := range names {
+		out = appendBlock(out, wordCounts(h, name, Tokenize(in.Context[name])), opts.ContextWeight)
+	}
+	return merge(out)
+}
+
+// wordCounts counts word unigrams and bigrams, with a start marker so that the first word
+// is a feature of its own ("<s> write", "<s> why").
+func wordCounts(h hasher, prefix string, tokens []string) map[uint32]float64 {
+	counts := make(map[uint32]float64, 2*len(tokens)+1)
+	prev := "<s>"
+	for _, tok := range tokens {
+		counts[h.bucket(prefix, "w", tok)]++
+		counts[h.bucket(prefix, "b", prev, tok)]++
+		prev = tok
+	}
+	return counts
+}
+
+// charCounts counts character 3- to 5-grams inside words padded with "<" and ">", which
+// catches inflections, typos and identifiers that whole words miss ("Exception",
+// "ValueError", "recieve").
+func charCounts(h hasher, tokens []string) map[uint32]float64 {
+	counts := make(map[uint32]float64)
+	for _, tok := range tokens {
+		if !isWord(tok) {
+			continue
+		}
+		r := []rune("<" + tok + ">")
+		for n := 3; n <= 5; n++ {
+			for i := 0; i+n <= len(r); i++ {
+				counts[h.bucket("c", string(r[i:i+n]))]++
+			}
+		}
+	}
+	return counts
+}
+
+// appendBlock appends one block of counts with sublinear TF, L2-normalised and scaled.
+func appendBlock(out []feature, counts map[uint32]float64, scale float64) []feature {
+	if len(counts) == 0 || scale == 0 {
+		return out
+	}
+	start := len(out)
+	var norm float64
+	for b, c := range counts {
+		v := 1 + math.Log(c)
+		norm += v * v
+		out = append(out, feature{bucket: b, value: v})
+	}
+	norm = math.Sqrt(norm)
+	block := out[start:]
+	// Sort before scaling so that the order, and so every later float sum, is deterministic.
+	sort.Slice(block, func(i, j int) bool { return block[i].bucket < block[j].bucket })
+	for i := range block {
+		block[i].value *= scale / norm
+	}
+	return out
+}
+
+// merge sorts features by bucket and sums those that share one.
+func merge(fs []feature) []feature {
+	sort.SliceStable(fs, func(i, j int) bool { return fs[i].bucket < fs[j].bucket })
+	out := fs[:0]
+	for _, f := range fs {
+		if n := len(out); n > 0 && out[n-1].bucket == f.bucket {
+			out[n-1].value += f.value
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
+}

@@ -1,0 +1,135 @@
+// Command ragd-train retrains the embedded turn-intent and interaction-mode models from the
+// labelled data and prints how well they do:
+//
+//	go run ./cmd/ragd-train -task intent -data ../shared/data/labels -out intent/model.json
+//	go run ./cmd/ragd-train -task mode -data ../shared/data/labels -out mode/model.json
+//
+// Training is deterministic: the same data gives the same model file, byte for byte, which is
+// what `go generate ./intent ./mode` relies on. The report is group-aware stratified k-fold
+// cross-validation on the training file and, for modes, the dev file, scored once with the
+// final model; the dev file plays no part in training or in choosing hyperparameters.
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/ragd/ragd/classify"
+	"github.com/ragd/ragd/intent"
+	"github.com/ragd/ragd/mode"
+)
+
+func main() {
+	task := flag.String("task", "", "what to train: intent or mode")
+	data := flag.String("data", "../shared/data/labels", "directory of the labelled JSON Lines files")
+	out := flag.String("out", "", "where to write the model (JSON); empty to only report")
+	folds := flag.Int("folds", 5, "cross-validation folds")
+	flag.Parse()
+
+	var err error
+	switch *task {
+	case "intent":
+		err = trainIntent(os.Stdout, *data, *out, *folds)
+	case "mode":
+		err = trainMode(os.Stdout, *data, *out, *folds)
+	default:
+		err = fmt.Errorf("-task must be intent or mode, not %q", *task)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "ragd-train:", err)
+		os.Exit(1)
+	}
+}
+
+func trainIntent(w io.Writer, data, out string, folds int) error {
+	rows, err := intent.LoadExamples(filepath.Join(data, "intent_train.jsonl"))
+	if err != nil {
+		return err
+	}
+	opts := intent.TrainOptions()
+	preds, err := intent.CrossValidate(rows, folds, opts)
+	if err != nil {
+		return err
+	}
+	report, err := intent.EvaluatePredictions(preds, rows)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "intent: %d-fold cross-validation on intent_train.jsonl (%d rows, grouped by conversation)\n\n", folds, len(rows))
+	if err := report.WriteText(w); err != nil {
+		return err
+	}
+	m, err := intent.Train(rows, opts)
+	if err != nil {
+		return err
+	}
+	return save(w, m, out)
+}
+
+func trainMode(w io.Writer, data, out string, folds int) error {
+	train, err := mode.LoadExamples(filepath.Join(data, "modes_train.jsonl"))
+	if err != nil {
+		return err
+	}
+	dev, err := mode.LoadExamples(filepath.Join(data, "modes_dev.jsonl"))
+	if err != nil {
+		return err
+	}
+	opts, cfg := mode.TrainOptions(), mode.DefaultConfig()
+	preds, err := mode.CrossValidate(train, folds, opts)
+	if err != nil {
+		return err
+	}
+	raw, thresholded, err := mode.EvaluatePredictions(preds, train, cfg)
+	if err != nil {
+		return err
+	}
+	if err := writeReports(w, fmt.Sprintf("%d-fold cross-validation on modes_train.jsonl (%d rows)", folds, len(train)), cfg, raw, thresholded); err != nil {
+		return err
+	}
+	m, err := mode.Train(train, opts)
+	if err != nil {
+		return err
+	}
+	raw, thresholded, err = mode.Evaluate(m, dev, cfg)
+	if err != nil {
+		return err
+	}
+	if err := writeReports(w, fmt.Sprintf("modes_dev.jsonl (%d rows), model trained on all of modes_train.jsonl", len(dev)), cfg, raw, thresholded); err != nil {
+		return err
+	}
+	return save(w, m, out)
+}
+
+func writeReports(w io.Writer, title string, cfg mode.Config, raw, thresholded classify.Report) error {
+	fmt.Fprintf(w, "mode: %s\n\nraw classifier (most probable mode):\n", title)
+	if err := raw.WriteText(w); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nthresholded (confidence < %.2f counts as GENERAL):\n", cfg.Threshold)
+	if err := thresholded.WriteText(w); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	return nil
+}
+
+func save(w io.Writer, m *classify.Model, out string) error {
+	var buf bytes.Buffer
+	if err := m.Save(&buf); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nmodel: temperature %.4g, %d bytes\n", m.Temperature(), buf.Len())
+	if out == "" {
+		return nil
+	}
+	if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "wrote %s\n", out)
+	return nil
+}

@@ -7,6 +7,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/ragd/ragd"
+	"github.com/ragd/ragd/carry"
 	"github.com/ragd/ragd/dedupe"
 	"github.com/ragd/ragd/fuse"
 	"github.com/ragd/ragd/ingest"
@@ -49,6 +52,40 @@ type Config struct {
 	FactsPerSource int
 	// MaxMessageBytes is the longest user message accepted.
 	MaxMessageBytes int
+
+	// Carry holds the carry-over rules' numbers (tau, decay, idle turns, cap).
+	Carry carry.Config
+	// CarryWeight is the weight of the carried list in fusion on drill-downs, ReferWeight on
+	// turns that refer to what was found (compare, same-sources). On MTRAG follow-ups only 8-22%
+	// of a turn's relevant passages were relevant to an earlier turn: there the conversation
+	// helps most by naming the subject (the context search), and carried passages are a light
+	// list; a turn that points at them gets them at full weight.
+	CarryWeight float64
+	ReferWeight float64
+	// IntentThreshold is the confidence under which a turn's intent is taken as drill-down, the
+	// intent that neither drops sources nor restricts retrieval.
+	IntentThreshold float64
+	// SameSourcesFreshWeight is the weight of searches over everything in a same-sources turn,
+	// whose searches within the carried sources weigh 1: strongly favoured, not exclusive.
+	SameSourcesFreshWeight float64
+	// CompareWeight is the weight of each compared entity's searches.
+	CompareWeight float64
+	// ContextWeight is the weight of the context search: BM25 on the question plus the telling
+	// words of the previous turn and of the carried sources' titles, a list of its own beside
+	// the question's (negative turns it off). It names what a follow-up leaves implicit ("when do
+	// they play?") without replacing the question's own search.
+	ContextWeight float64
+	// ContextTitles is how many carried sources' titles the context search draws words from, and
+	// ContextTerms how many words it adds.
+	ContextTitles int
+	ContextTerms  int
+	// AnaphoraBoost multiplies the context search's weight for a question that leans on the
+	// conversation (a pronoun, or three words or fewer).
+	AnaphoraBoost float64
+	// PinChunks is how many chunks of a newly pinned document are re-scored to represent it;
+	// SourceChunks how many chunks per carried document a same-sources search looks in.
+	PinChunks    int
+	SourceChunks int
 }
 
 // WithDefaults fills the zero fields with the product spec's numbers.
@@ -65,6 +102,33 @@ func (c Config) WithDefaults() Config {
 	set(&c.KeepMax, 10)
 	set(&c.FactsPerSource, 2)
 	set(&c.MaxMessageBytes, 8192)
+	set(&c.PinChunks, 20)
+	set(&c.ContextTitles, 2)
+	set(&c.ContextTerms, 3)
+	set(&c.SourceChunks, 500)
+	c.Carry = c.Carry.WithDefaults()
+	if c.CompareWeight == 0 {
+		c.CompareWeight = 1
+	}
+	// Chosen on MTRAG (BM25, all three domains): see CarryWeight.
+	if c.CarryWeight == 0 {
+		c.CarryWeight = 0.01
+	}
+	if c.ReferWeight == 0 {
+		c.ReferWeight = 0.3
+	}
+	if c.ContextWeight == 0 {
+		c.ContextWeight = 0.5
+	}
+	if c.SameSourcesFreshWeight == 0 {
+		c.SameSourcesFreshWeight = 0.25
+	}
+	if c.AnaphoraBoost == 0 {
+		c.AnaphoraBoost = 2
+	}
+	if c.IntentThreshold == 0 {
+		c.IntentThreshold = 0.5
+	}
 	if c.BM25Weight == 0 {
 		c.BM25Weight = 1
 	}
@@ -94,19 +158,30 @@ func (c Config) Validate() error {
 		return fmt.Errorf("facts per source %d out of range 1..10", c.FactsPerSource)
 	case c.MaxMessageBytes < 1:
 		return fmt.Errorf("max message bytes %d must be positive", c.MaxMessageBytes)
+	case c.CarryWeight < 0 || c.ReferWeight < 0 || c.CompareWeight < 0 || c.SameSourcesFreshWeight < 0 || c.ContextWeight < 0:
+		return errors.New("carry, compare and same-sources weights must not be negative")
+	case c.IntentThreshold < 0 || c.IntentThreshold > 1:
+		return fmt.Errorf("intent threshold %g out of range 0..1", c.IntentThreshold)
+	case c.PinChunks < 1 || c.SourceChunks < 1:
+		return errors.New("pin and source chunk limits must be positive")
 	}
-	return nil
+	return c.Carry.Validate()
 }
 
 // TextIndex is the BM25 index.
 type TextIndex interface {
 	Search(ctx context.Context, text string, n int) ([]ragd.Hit, error)
+	SearchIn(ctx context.Context, text string, n int, chunks []int64) ([]ragd.Hit, error)
+	Coverage(query string, texts []string) ([]float64, error)
+	Keywords(text, exclude string, n int) ([]string, error)
 }
 
 // Store is what ranking reads from the system of record.
 type Store interface {
 	SearchVector(ctx context.Context, q []float32, k int, docs []uuid.UUID) ([]ragd.Hit, error)
 	Chunks(ctx context.Context, ids []int64) ([]ragd.Chunk, error)
+	ActiveChunkIDs(ctx context.Context, docs []uuid.UUID, limit int) (map[uuid.UUID][]int64, error)
+	Similarity(ctx context.Context, q []float32, ids []int64) (map[int64]float64, error)
 }
 
 // Embedder embeds the query for vector search.
@@ -166,6 +241,8 @@ type Ranking struct {
 	// Lists says which retrievers ran; Reranked whether the cross-encoder did.
 	Lists    []string
 	Reranked bool
+	// Queries holds the text of each search, by list name.
+	Queries map[string]string
 }
 
 // Deps are the pipeline's collaborators. Index and Store are required. Embedder, Reranker and
@@ -178,6 +255,7 @@ type Deps struct {
 	Reranker Reranker
 	Turns    TurnStore
 	Answerer Answerer
+	Intent   IntentClassifier
 }
 
 // Pipeline runs turns.
@@ -198,36 +276,68 @@ func New(cfg Config, d Deps) (*Pipeline, error) {
 	return &Pipeline{cfg: cfg, Deps: d}, nil
 }
 
-// rankOptions say which stages a ranking runs; extra lists (carried sources, graph neighbours)
-// join fusion beside the fresh ones.
+// search is one retrieval of a turn: BM25 or vector, over everything or within given chunks or
+// documents. Its hits become a list named name in fusion.
+type search struct {
+	name   string
+	weight float64
+	text   string
+	vector bool
+	chunks []int64     // BM25 among these chunks only; nil searches everything
+	docs   []uuid.UUID // vector among these documents only; nil searches everything
+}
+
+// rankOptions say which stages a ranking runs. extra lists (carried sources, graph neighbours)
+// join fusion beside the searches' lists; known holds cross-encoder scores already computed this
+// turn, by chunk, so reranking does not score a chunk twice.
 type rankOptions struct {
-	bm25, vector, rerank bool
-	extra                []fuse.List
+	searches []search
+	extra    []fuse.List
+	rerank   bool
+	vectors  map[string][]float32 // query embeddings already computed, by text
+	known    map[int64]float64
+}
+
+// freshSearches are the searches every turn runs on the question itself.
+func (p *Pipeline) freshSearches(query string, vector bool, weight float64) []search {
+	out := []search{{name: "bm25", weight: weight * p.cfg.BM25Weight, text: query}}
+	if vector {
+		out = append(out, search{name: "vector", weight: weight * p.cfg.VectorWeight, text: query, vector: true})
+	}
+	return out
 }
 
 // Rank runs the stages a method names, for evaluation and for tools that rank without a
 // conversation.
 func (p *Pipeline) Rank(ctx context.Context, query string, m Method) (*Ranking, error) {
-	o := rankOptions{bm25: m == BM25 || m == Hybrid || m == HybridRerank,
-		vector: m == Vector || m == Hybrid || m == HybridRerank, rerank: m == HybridRerank}
-	if o.vector && p.Embedder == nil {
+	vector := m == Vector || m == Hybrid || m == HybridRerank
+	o := rankOptions{rerank: m == HybridRerank}
+	if vector && p.Embedder == nil {
 		return nil, ErrNoVectors
 	}
 	if o.rerank && p.Reranker == nil {
 		return nil, ErrNoReranker
+	}
+	o.searches = p.freshSearches(query, vector, 1)
+	if m == Vector {
+		o.searches = o.searches[1:]
 	}
 	return p.rank(ctx, query, o)
 }
 
 func (p *Pipeline) rank(ctx context.Context, query string, o rankOptions) (*Ranking, error) {
 	var r Ranking
-	lists, err := p.retrieve(ctx, query, o, &r.Timings)
+	lists, err := p.retrieve(ctx, o, &r.Timings)
 	if err != nil {
 		return nil, err
 	}
 	lists = append(lists, o.extra...)
 	for _, l := range lists {
 		r.Lists = append(r.Lists, l.Name)
+	}
+	r.Queries = map[string]string{}
+	for _, s := range o.searches {
+		r.Queries[s.name] = s.text
 	}
 
 	t := time.Now()
@@ -238,7 +348,7 @@ func (p *Pipeline) rank(ctx context.Context, query string, o rankOptions) (*Rank
 	r.Timings.add("load", time.Since(t))
 
 	t = time.Now()
-	groups, lists := dedupeLists(chunks, lists)
+	groups, lists := dedupeLists(chunks, lists, p.cfg.RRFK)
 	r.Timings.add("dedupe", time.Since(t))
 
 	t = time.Now()
@@ -256,7 +366,7 @@ func (p *Pipeline) rank(ctx context.Context, query string, o rankOptions) (*Rank
 
 	if o.rerank && len(r.Candidates) > 0 {
 		t = time.Now()
-		if err := p.rerankTop(ctx, query, r.Candidates); err != nil {
+		if err := p.rerankTop(ctx, query, r.Candidates, o.known); err != nil {
 			return nil, err
 		}
 		r.Reranked = true
@@ -265,54 +375,59 @@ func (p *Pipeline) rank(ctx context.Context, query string, o rankOptions) (*Rank
 	return &r, nil
 }
 
-// retrieve runs BM25 and vector search concurrently: bleve works in this process while the
-// query is embedded and PostgreSQL answers the k-NN.
-func (p *Pipeline) retrieve(ctx context.Context, query string, o rankOptions, ts *Timings) ([]fuse.List, error) {
-	var bm25, vec fuse.List
-	var tBM25, tEmbed, tVec time.Duration
-	g, gctx := errgroup.WithContext(ctx)
-	if o.bm25 {
-		g.Go(func() error {
-			t := time.Now()
-			hits, err := p.Index.Search(gctx, query, p.cfg.FreshK)
-			tBM25 = time.Since(t)
-			if err != nil {
-				return fmt.Errorf("ask: bm25: %w", err)
-			}
-			bm25 = hitList("bm25", p.cfg.BM25Weight, hits)
-			return nil
-		})
+// retrieve runs the searches concurrently (bleve works in this process while PostgreSQL answers
+// the k-NN), after embedding, in one batch, the texts the vector searches need.
+func (p *Pipeline) retrieve(ctx context.Context, o rankOptions, ts *Timings) ([]fuse.List, error) {
+	vectors := maps.Clone(o.vectors)
+	if vectors == nil {
+		vectors = map[string][]float32{}
 	}
-	if o.vector {
+	var texts []string
+	for _, s := range o.searches {
+		if _, ok := vectors[s.text]; s.vector && !ok && !slices.Contains(texts, s.text) {
+			texts = append(texts, s.text)
+		}
+	}
+	if len(texts) > 0 {
+		t := time.Now()
+		vecs, err := p.Embedder.Embed(ctx, texts)
+		if err != nil {
+			return nil, fmt.Errorf("ask: embedding the question: %w", err)
+		}
+		for i, text := range texts {
+			vectors[text] = vecs[i]
+		}
+		ts.add("embed_query", time.Since(t))
+	}
+	lists := make([]fuse.List, len(o.searches))
+	took := make([]time.Duration, len(o.searches))
+	g, gctx := errgroup.WithContext(ctx)
+	for i, s := range o.searches {
 		g.Go(func() error {
 			t := time.Now()
-			q, err := p.Embedder.Embed(gctx, []string{query})
-			tEmbed = time.Since(t)
-			if err != nil {
-				return fmt.Errorf("ask: embedding query: %w", err)
+			var hits []ragd.Hit
+			var err error
+			switch {
+			case s.vector:
+				hits, err = p.Store.SearchVector(gctx, vectors[s.text], p.cfg.FreshK, s.docs)
+			case s.chunks != nil:
+				hits, err = p.Index.SearchIn(gctx, s.text, p.cfg.FreshK, s.chunks)
+			default:
+				hits, err = p.Index.Search(gctx, s.text, p.cfg.FreshK)
 			}
-			t = time.Now()
-			hits, err := p.Store.SearchVector(gctx, q[0], p.cfg.FreshK, nil)
-			tVec = time.Since(t)
+			took[i] = time.Since(t)
 			if err != nil {
-				return fmt.Errorf("ask: vector: %w", err)
+				return fmt.Errorf("ask: %s search: %w", s.name, err)
 			}
-			vec = hitList("vector", p.cfg.VectorWeight, hits)
+			lists[i] = hitList(s.name, s.weight, hits)
 			return nil
 		})
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	var lists []fuse.List
-	if o.bm25 {
-		ts.add("bm25", tBM25)
-		lists = append(lists, bm25)
-	}
-	if o.vector {
-		ts.add("embed_query", tEmbed)
-		ts.add("vector", tVec)
-		lists = append(lists, vec)
+	for i, s := range o.searches {
+		ts.add(s.name, took[i])
 	}
 	return lists, nil
 }
@@ -340,15 +455,14 @@ func unionIDs(lists []fuse.List) []int64 {
 }
 
 // dedupeLists groups the chunks that are one passage and rewrites every list in terms of each
-// group's kept chunk, so fusion counts a passage once per list. A chunk's strength is its best
-// reciprocal rank in any list. Chunks that left search since retrieval are dropped here, so
-// nothing inactive is ever cited.
-func dedupeLists(chunks []ragd.Chunk, lists []fuse.List) (map[int64]dedupe.Group, []fuse.List) {
-	best := map[int64]float64{}
-	for _, l := range lists {
-		for i, id := range l.IDs {
-			best[id] = max(best[id], 1/float64(i+1))
-		}
+// group's kept chunk, so fusion counts a passage once per list. The kept chunk is the member with
+// the largest fusion vote of its own (the RRF score it would have alone), so the chunk that most
+// lists rank high represents the passage. Chunks that left search since retrieval are dropped
+// here, so nothing inactive is ever cited.
+func dedupeLists(chunks []ragd.Chunk, lists []fuse.List, k int) (map[int64]dedupe.Group, []fuse.List) {
+	vote := map[int64]float64{}
+	for _, f := range fuse.RRF(lists, k) {
+		vote[f.ID] = f.Score
 	}
 	items := make([]dedupe.Item, 0, len(chunks))
 	for _, c := range chunks {
@@ -357,7 +471,7 @@ func dedupeLists(chunks []ragd.Chunk, lists []fuse.List) (map[int64]dedupe.Group
 		}
 		items = append(items, dedupe.Item{ChunkID: c.ID, DocID: c.DocID, Version: c.Version, Ordinal: c.Ordinal,
 			PageStart: c.PageStart, PageEnd: c.PageEnd, CharStart: c.CharStart, CharEnd: c.CharEnd,
-			Text: c.Text, Strength: best[c.ID]})
+			Text: c.Text, Strength: vote[c.ID]})
 	}
 	rep := map[int64]int64{}
 	groups := map[int64]dedupe.Group{}
@@ -380,23 +494,34 @@ func dedupeLists(chunks []ragd.Chunk, lists []fuse.List) (map[int64]dedupe.Group
 }
 
 // rerankTop scores the first RerankTop candidates with the cross-encoder and moves them, in
-// score order, ahead of the rest (which keep their fused order).
-func (p *Pipeline) rerankTop(ctx context.Context, query string, cs []Candidate) error {
+// score order, ahead of the rest (which keep their fused order). Chunks in known were scored
+// earlier in the turn and are not scored again.
+func (p *Pipeline) rerankTop(ctx context.Context, query string, cs []Candidate, known map[int64]float64) error {
 	top := cs[:min(len(cs), p.cfg.RerankTop)]
-	passages := make([]string, len(top))
+	var passages []string
+	var todo []int
 	for i, c := range top {
-		passages[i] = ingest.EmbeddingText(c.Chunk.Title, c.Chunk.Heading, c.Chunk.Text)
+		if score, ok := known[c.Chunk.ID]; ok {
+			top[i].Rerank, top[i].Reranked = score, true
+			continue
+		}
+		passages = append(passages, passage(c.Chunk))
+		todo = append(todo, i)
 	}
 	scores, err := p.Reranker.Score(ctx, query, passages)
 	if err != nil {
 		return fmt.Errorf("ask: rerank: %w", err)
 	}
-	for i := range top {
-		top[i].Rerank, top[i].Reranked = float64(scores[i]), true
+	for j, i := range todo {
+		top[i].Rerank, top[i].Reranked = float64(scores[j]), true
 	}
 	sort.SliceStable(top, func(i, j int) bool { return top[i].Rerank > top[j].Rerank })
 	return nil
 }
+
+// passage is what the cross-encoder reads of a chunk: the title and heading path give it the
+// context its text alone may lack, as for the embedding.
+func passage(c ragd.Chunk) string { return ingest.EmbeddingText(c.Title, c.Heading, c.Text) }
 
 // keep cuts the ranking to the sources a turn returns: KeepMin, then more up to KeepMax while
 // their score ties the KeepMin-th within TieMargin, since dropping one of two equally good

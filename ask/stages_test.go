@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ragd/ragd"
+	"github.com/ragd/ragd/carry"
 	"github.com/ragd/ragd/fuse"
 	"github.com/ragd/ragd/store"
 )
@@ -50,9 +51,9 @@ func TestDedupeListsVotesForPassages(t *testing.T) {
 		{Name: "bm25", IDs: []int64{3, 2, 4}},
 		{Name: "vector", IDs: []int64{1, 3}},
 	}
-	groups, out := dedupeLists(chunks, lists)
+	groups, out := dedupeLists(chunks, lists, 60)
 	// Chunks 1 and 2 are neighbours of one document: one passage, kept as chunk 1, the stronger
-	// (rank 1 in vector against rank 2 in bm25). Chunk 4 is no longer searchable: dropped.
+	// (1/61 from vector against 1/62 from bm25). Chunk 4 is no longer searchable: dropped.
 	require.Equal(t, []int64{3, 1}, out[0].IDs)
 	require.Equal(t, []int64{1, 3}, out[1].IDs)
 	require.ElementsMatch(t, []int64{1, 2}, groups[1].Members)
@@ -76,7 +77,8 @@ func TestRecordAssignsLettersAndState(t *testing.T) {
 		{Rank: 2, DocID: a, Version: 1, ChunkID: 10, Title: "Quakes", Text: "Drop, cover and hold on. Check for gas leaks after the shaking.", Score: 0.5, Origins: []string{"bm25", "vector"}},
 		{Rank: 3, DocID: b, Version: 1, ChunkID: 21, Title: "Floods", Text: "Never drive through flood water. Six inches of water can knock you down.", Score: 0.4, PageStart: 2, PageEnd: 3},
 	}
-	w := record("what to do in a flood", sources, st, 2, now)
+	w := record(turnRecord{message: "what to do in a flood", sources: sources, intent: Intent{Label: DrillDown},
+		perSource: 2, carry: carry.Config{}.WithDefaults(), now: now}, st)
 
 	require.Equal(t, "B", sources[0].Letter, "a new document takes the next free letter")
 	require.Equal(t, "A", sources[1].Letter, "a known document keeps its letter")
@@ -95,13 +97,33 @@ func TestRecordAssignsLettersAndState(t *testing.T) {
 		Score: 0.4, Origin: "", Rank: 3, PageStart: 2, PageEnd: 3}, last)
 
 	require.Len(t, w.Sources, 2)
-	bs := w.Sources[0]
+	as, bs := w.Sources[0], w.Sources[1] // prior rows first, then new ones
 	require.Equal(t, b, bs.DocID)
-	require.Equal(t, ragd.ConversationSource{DocID: b, Marker: "B", CarryScore: 0.9, Carried: true, FirstTurn: 2,
+	require.Equal(t, ragd.ConversationSource{DocID: b, Marker: "B", CarryScore: 1, Carried: true, FirstTurn: 2,
 		LastTurn: 2, LastUsedAt: now, CitedChunkIDs: []int64{20, 21}, Facts: bs.Facts, Reason: "retrieved"}, bs)
 	require.Len(t, bs.Facts, 4)
-	as := w.Sources[1]
 	require.Equal(t, 1, as.FirstTurn, "the first turn of a known source is kept")
 	require.Equal(t, 2, as.LastTurn)
 	require.Contains(t, w.Answer, "[B1]")
+}
+
+// The kept chunk of a passage is the one with the most votes, not the one with the single best
+// rank: two lists agreeing on a chunk outweigh one list's top pick.
+func TestDedupeListsKeepsTheMostVotedChunk(t *testing.T) {
+	t.Parallel()
+	doc := uuid.New()
+	chunks := []ragd.Chunk{
+		{ID: 1, DocID: doc, Version: 1, Ordinal: 1, Text: "during the shaking", Active: true},
+		{ID: 2, DocID: doc, Version: 1, Ordinal: 2, Text: "after the shaking", Active: true},
+	}
+	lists := []fuse.List{
+		{Name: "carry", IDs: []int64{1}},
+		{Name: "sources-bm25", IDs: []int64{2}},
+		{Name: "bm25", Weight: 0.25, IDs: []int64{2}},
+	}
+	groups, out := dedupeLists(chunks, lists, 60)
+	require.Equal(t, []int64{2, 1}, groups[2].Members)
+	for _, l := range out {
+		require.Equal(t, []int64{2}, l.IDs, l.Name)
+	}
 }

@@ -1,24 +1,53 @@
 package ask
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
 
 	"github.com/ragd/ragd"
+	"github.com/ragd/ragd/carry"
 	"github.com/ragd/ragd/citations"
+	"github.com/ragd/ragd/fuse"
 	"github.com/ragd/ragd/store"
 )
 
 // TurnStore reads conversations and records turns, each in one transaction.
 type TurnStore interface {
 	ConversationState(ctx context.Context, id uuid.UUID) (*store.ConversationState, error)
+	Messages(ctx context.Context, conv uuid.UUID) ([]ragd.Message, error)
+	Document(ctx context.Context, id uuid.UUID) (*ragd.Document, error)
 	Turn(ctx context.Context, id uuid.UUID, ab string, fn func(*store.ConversationState) (*store.TurnWrite, error)) (*store.TurnResult, error)
 	VersionInfo(ctx context.Context, refs []store.VersionRef) (map[store.VersionRef]store.VersionInfo, error)
+}
+
+// Turn intents: how a turn relates to the conversation so far.
+const (
+	NewTopic    = "new-topic"    // a different subject: carried sources are dropped, pins stay
+	DrillDown   = "drill-down"   // deeper on the same subject: carried sources and fresh retrieval
+	Compare     = "compare"      // contrasts entities: each is retrieved for, and the lists merged
+	SameSources = "same-sources" // about what was already found: the carried sources are favoured
+)
+
+// Intent is a turn's intent as classified.
+type Intent struct {
+	Label      string
+	Confidence float64
+	// Entities are the compared entities of a compare turn.
+	Entities []string
+}
+
+// IntentClassifier classifies a turn from its text, the conversation's previous user turns
+// (oldest first) and short descriptions of the sources it carries.
+type IntentClassifier interface {
+	Classify(text string, history []string, sources []string) Intent
 }
 
 // Request is one user turn.
@@ -26,6 +55,8 @@ type Request struct {
 	// ConversationID continues a conversation; zero starts a new one.
 	ConversationID uuid.UUID
 	Message        string
+	// Pins are documents the user pins with this turn: carried into it and every later one.
+	Pins []uuid.UUID
 }
 
 // Source is one passage a turn returns, with its facts and where it came from.
@@ -49,8 +80,16 @@ type Source struct {
 	Score     float64
 	Fused     float64
 	Rerank    *float64
-	Origins   []string // the lists that found it: bm25, vector
+	Origins   []string // the lists that found it: bm25, vector, carry, kg
 	Facts     []ragd.Fact
+}
+
+// CarryReport says how the conversation's sources were carried into a turn.
+type CarryReport struct {
+	// Method is how carried sources were re-scored: cross-encoder, embedding or lexical.
+	Method     string
+	Candidates int // carried and pinned sources considered
+	Entered    int // those that entered fusion (re-score >= tau, or pinned)
 }
 
 // Turn is what one /v1/ask call produced and recorded.
@@ -59,15 +98,23 @@ type Turn struct {
 	Turn               int
 	UserMessageID      uuid.UUID
 	AssistantMessageID uuid.UUID
+	Intent             Intent
+	Carry              CarryReport
 	Sources            []Source
+	// Ranked is every candidate of the turn in final order, before the cut to Sources; for
+	// evaluation, which scores rankings deeper than the sources a turn returns.
+	Ranked []Candidate
 	// Answer is the extractive answer: the fact sheet as text.
 	Answer string
-	// Lists are the retrievers that ran; Reranked whether the cross-encoder ordered the sources,
-	// and Skipped why a stage did not run.
+	// Lists are the retrieval lists that were fused; Reranked whether the cross-encoder ordered
+	// the sources, and Skipped why a stage did not run.
 	Lists    []string
 	Reranked bool
 	Skipped  map[string]string
-	Timings  Timings
+	// Queries holds the text each search ran with, by list name: the question itself, and what
+	// the conversation added (context, compared entities).
+	Queries map[string]string
+	Timings Timings
 
 	question string // the message, for the answer step
 }
@@ -86,8 +133,9 @@ func (p *Pipeline) validate(req *Request) error {
 	return nil
 }
 
-// Ask runs one turn: fresh retrieval, dedupe, fusion, rerank, the fact sheet, and the record of
-// it all in one transaction. A failure anywhere leaves the conversation as it was.
+// Ask runs one turn: the conversation's state, the turn's intent, the carried sources re-scored,
+// fresh retrieval, dedupe, fusion, rerank, the fact sheet, and the record of it all in one
+// transaction. A failure anywhere leaves the conversation as it was.
 func (p *Pipeline) Ask(ctx context.Context, req Request) (*Turn, error) {
 	start := time.Now()
 	if p.Turns == nil {
@@ -96,29 +144,44 @@ func (p *Pipeline) Ask(ctx context.Context, req Request) (*Turn, error) {
 	if err := p.validate(&req); err != nil {
 		return nil, err
 	}
-	if req.ConversationID != uuid.Nil {
-		// Refuse an unknown conversation before spending a retrieval on it.
-		if _, err := p.Turns.ConversationState(ctx, req.ConversationID); err != nil {
-			return nil, err
-		}
+	turn := &Turn{Skipped: map[string]string{}, question: req.Message}
+	t := time.Now()
+	st, history, err := p.load(ctx, req)
+	if err != nil {
+		return nil, err
 	}
-	o := rankOptions{bm25: true, vector: p.Embedder != nil, rerank: p.Reranker != nil}
-	skipped := map[string]string{}
-	if !o.vector {
-		skipped["vector"] = "no embedding model configured"
+	turn.Timings.add("load_conversation", time.Since(t))
+
+	t = time.Now()
+	turn.Intent = p.classify(req.Message, history, st.Sources)
+	turn.Timings.add("intent", time.Since(t))
+
+	o := rankOptions{rerank: p.Reranker != nil, known: map[int64]float64{}, vectors: map[string][]float32{}}
+	if p.Embedder == nil {
+		turn.Skipped["vector"] = "no embedding model configured"
 	}
-	if !o.rerank {
-		skipped["rerank"] = "no cross-encoder configured: sources are in fused order"
+	if p.Reranker == nil {
+		turn.Skipped["rerank"] = "no cross-encoder configured: sources are in fused order"
 	}
+	t = time.Now()
+	picks, belowTau, err := p.carried(ctx, req, st, turn, &o)
+	if err != nil {
+		return nil, err
+	}
+	turn.Timings.add("carry", time.Since(t))
+	if err := p.plan(ctx, req.Message, history, turn.Intent, picks, focusOf(st.Sources, turn.Intent), &o); err != nil {
+		return nil, err
+	}
+
 	ranking, err := p.rank(ctx, req.Message, o)
 	if err != nil {
 		return nil, err
 	}
-	turn := &Turn{Lists: ranking.Lists, Reranked: ranking.Reranked, Skipped: skipped, Timings: ranking.Timings,
-		question: req.Message}
+	turn.Lists, turn.Reranked, turn.Ranked, turn.Queries = ranking.Lists, ranking.Reranked, ranking.Candidates, ranking.Queries
+	turn.Timings = append(turn.Timings, ranking.Timings...)
 	kept := keep(ranking.Candidates, p.cfg)
 
-	t := time.Now()
+	t = time.Now()
 	sources, err := p.describe(ctx, kept)
 	if err != nil {
 		return nil, err
@@ -129,7 +192,8 @@ func (p *Pipeline) Ask(ctx context.Context, req Request) (*Turn, error) {
 	var factsTime time.Duration
 	res, err := p.Turns.Turn(ctx, req.ConversationID, "", func(st *store.ConversationState) (*store.TurnWrite, error) {
 		tf := time.Now()
-		w := record(req.Message, sources, st, p.cfg.FactsPerSource, time.Now().UTC())
+		w := record(turnRecord{message: req.Message, sources: sources, intent: turn.Intent, belowTau: belowTau,
+			pins: req.Pins, perSource: p.cfg.FactsPerSource, carry: p.cfg.Carry, now: time.Now().UTC()}, st)
 		factsTime = time.Since(tf)
 		return w, nil
 	})
@@ -146,6 +210,330 @@ func (p *Pipeline) Ask(ctx context.Context, req Request) (*Turn, error) {
 	turn.Answer = answerOf(sources)
 	turn.Timings.add("total", time.Since(start))
 	return turn, nil
+}
+
+// load reads the conversation the turn continues (an empty state for a new one) and its
+// previous user turns, and checks that pinned documents exist.
+func (p *Pipeline) load(ctx context.Context, req Request) (*store.ConversationState, []string, error) {
+	for _, id := range req.Pins {
+		d, err := p.Turns.Document(ctx, id)
+		if err != nil {
+			return nil, nil, fmt.Errorf("pin: %w", err)
+		}
+		if d.DeletedAt != nil {
+			return nil, nil, fmt.Errorf("pin: document %s was deleted: %w", id, ragd.ErrNotFound)
+		}
+	}
+	if req.ConversationID == uuid.Nil {
+		return &store.ConversationState{}, nil, nil
+	}
+	st, err := p.Turns.ConversationState(ctx, req.ConversationID)
+	if err != nil {
+		return nil, nil, err
+	}
+	msgs, err := p.Turns.Messages(ctx, req.ConversationID)
+	if err != nil {
+		return nil, nil, err
+	}
+	var history []string
+	for _, m := range msgs {
+		if m.Role == "user" {
+			history = append(history, m.Content)
+		}
+	}
+	return st, history, nil
+}
+
+// classify returns the turn's intent. A first turn has no topic to keep: it is a new topic.
+// Without a classifier every later turn is a drill-down, the intent that keeps both carried
+// sources and fresh retrieval.
+func (p *Pipeline) classify(text string, history []string, sources []ragd.ConversationSource) Intent {
+	if len(history) == 0 {
+		return Intent{Label: NewTopic, Confidence: 1}
+	}
+	if p.Intent == nil {
+		return Intent{Label: DrillDown, Confidence: 0}
+	}
+	var descs []string
+	for _, s := range sources {
+		if !s.Carried && !s.Pinned {
+			continue
+		}
+		for _, f := range s.Facts {
+			descs = append(descs, f.Text)
+		}
+	}
+	in := p.Intent.Classify(text, history, descs)
+	if in.Confidence < p.cfg.IntentThreshold {
+		// An unsure classifier should not drop sources or restrict retrieval.
+		return Intent{Label: DrillDown, Confidence: in.Confidence}
+	}
+	return in
+}
+
+// carried re-scores the sources the conversation may carry into this turn and returns those
+// that enter, and those that did not make tau. The re-score is the cross-encoder's when one is
+// configured (the most accurate judge, and its scores are reused by the rerank stage), else the
+// cosine similarity of the chunk's embedding to the question's (already computed for vector
+// search), else the share of the question's IDF mass the chunk contains (lexical, no model).
+func (p *Pipeline) carried(ctx context.Context, req Request, st *store.ConversationState, turn *Turn, o *rankOptions) ([]carry.Pick, map[uuid.UUID]bool, error) {
+	cands := carry.Candidates(st.Sources, turn.Intent.Label == NewTopic)
+	known := map[uuid.UUID]bool{}
+	for _, c := range cands {
+		known[c.DocID] = true
+	}
+	for _, id := range req.Pins {
+		if !known[id] {
+			cands = append(cands, ragd.ConversationSource{DocID: id, Pinned: true, Carried: true, CarryScore: 1})
+		}
+	}
+	turn.Carry.Candidates = len(cands)
+	if len(cands) == 0 {
+		return nil, nil, nil
+	}
+	// A source is judged by the chunks it was cited for; a newly pinned document, never cited,
+	// by its first chunks.
+	var fresh []uuid.UUID
+	for _, c := range cands {
+		if len(c.CitedChunkIDs) == 0 {
+			fresh = append(fresh, c.DocID)
+		}
+	}
+	firsts, err := p.Store.ActiveChunkIDs(ctx, fresh, p.cfg.PinChunks)
+	if err != nil {
+		return nil, nil, fmt.Errorf("ask: carried sources: %w", err)
+	}
+	owner := map[int64]uuid.UUID{}
+	var ids []int64
+	for _, c := range cands {
+		chunks := c.CitedChunkIDs
+		if len(chunks) == 0 {
+			chunks = firsts[c.DocID]
+		}
+		for _, id := range chunks {
+			owner[id] = c.DocID
+			ids = append(ids, id)
+		}
+	}
+	scores, method, err := p.rescore(ctx, req.Message, ids, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	turn.Carry.Method = method
+	best := map[uuid.UUID]carry.ReScore{}
+	for id, score := range scores {
+		doc := owner[id]
+		if b, ok := best[doc]; !ok || score > b.Score || (score == b.Score && id < b.ChunkID) {
+			best[doc] = carry.ReScore{ChunkID: id, Score: score}
+		}
+	}
+	cfg := p.cfg.Carry
+	if turn.Intent.Label == Compare || turn.Intent.Label == SameSources {
+		// These turns refer to what was found ("is it the same for ...", "in that document"):
+		// the carried sources are the referent, whatever the question's words score against them.
+		cfg.Tau = 0
+	}
+	picks := carry.Select(cands, best, cfg)
+	turn.Carry.Entered = len(picks)
+	entered := map[uuid.UUID]bool{}
+	for _, pk := range picks {
+		entered[pk.DocID] = true
+	}
+	below := map[uuid.UUID]bool{}
+	for _, c := range cands {
+		if !entered[c.DocID] {
+			below[c.DocID] = true
+		}
+	}
+	return picks, below, nil
+}
+
+// rescore scores chunks against the question with the best judge available (see carried).
+// Inactive chunks get no score.
+func (p *Pipeline) rescore(ctx context.Context, query string, ids []int64, o *rankOptions) (map[int64]float64, string, error) {
+	out := map[int64]float64{}
+	switch {
+	case p.Reranker != nil:
+		chunks, err := p.Store.Chunks(ctx, ids)
+		if err != nil {
+			return nil, "", fmt.Errorf("ask: carried sources: %w", err)
+		}
+		var passages []string
+		var active []int64
+		for _, c := range chunks {
+			if c.Active {
+				passages = append(passages, passage(c))
+				active = append(active, c.ID)
+			}
+		}
+		scores, err := p.Reranker.Score(ctx, query, passages)
+		if err != nil {
+			return nil, "", fmt.Errorf("ask: re-scoring carried sources: %w", err)
+		}
+		for i, id := range active {
+			out[id] = float64(scores[i])
+			o.known[id] = out[id]
+		}
+		return out, "cross-encoder", nil
+	case p.Embedder != nil:
+		vecs, err := p.Embedder.Embed(ctx, []string{query})
+		if err != nil {
+			return nil, "", fmt.Errorf("ask: embedding the question: %w", err)
+		}
+		o.vectors[query] = vecs[0]
+		sims, err := p.Store.Similarity(ctx, vecs[0], ids)
+		if err != nil {
+			return nil, "", fmt.Errorf("ask: re-scoring carried sources: %w", err)
+		}
+		for id, s := range sims {
+			out[id] = max(s, 0)
+		}
+		return out, "embedding", nil
+	default:
+		chunks, err := p.Store.Chunks(ctx, ids)
+		if err != nil {
+			return nil, "", fmt.Errorf("ask: carried sources: %w", err)
+		}
+		var texts []string
+		var active []int64
+		for _, c := range chunks {
+			if c.Active {
+				texts = append(texts, passage(c))
+				active = append(active, c.ID)
+			}
+		}
+		cov, err := p.Index.Coverage(query, texts)
+		if err != nil {
+			return nil, "", fmt.Errorf("ask: re-scoring carried sources: %w", err)
+		}
+		for i, id := range active {
+			out[id] = cov[i]
+		}
+		return out, "lexical", nil
+	}
+}
+
+// plan sets the turn's searches and extra lists by intent: every turn searches the question
+// itself; a compare turn also searches each compared entity; a same-sources turn searches within
+// the carried sources at full weight and everywhere else at a reduced one; carried sources enter
+// as their own list.
+func (p *Pipeline) plan(ctx context.Context, query string, history []string, in Intent, picks []carry.Pick, focus []int64, o *rankOptions) error {
+	vector := p.Embedder != nil
+	freshWeight := 1.0
+	if in.Label == SameSources && len(picks) > 0 {
+		freshWeight = p.cfg.SameSourcesFreshWeight
+		docs := make([]uuid.UUID, len(picks))
+		for i, pk := range picks {
+			docs[i] = pk.DocID
+		}
+		chunks, err := p.Store.ActiveChunkIDs(ctx, docs, p.cfg.SourceChunks)
+		if err != nil {
+			return fmt.Errorf("ask: same-sources: %w", err)
+		}
+		var ids []int64
+		for _, d := range docs {
+			ids = append(ids, chunks[d]...)
+		}
+		o.searches = append(o.searches, search{name: "sources-bm25", weight: p.cfg.BM25Weight, text: query, chunks: ids})
+		if vector {
+			o.searches = append(o.searches, search{name: "sources-vector", weight: p.cfg.VectorWeight, text: query, vector: true, docs: docs})
+		}
+	}
+	o.searches = append(o.searches, p.freshSearches(query, vector, freshWeight)...)
+	if in.Label == Compare {
+		for i, e := range in.Entities {
+			name := fmt.Sprintf("compare%d", i+1)
+			o.searches = append(o.searches, search{name: name + "-bm25", weight: p.cfg.CompareWeight, text: e})
+			if vector {
+				o.searches = append(o.searches, search{name: name + "-vector", weight: p.cfg.CompareWeight, text: e, vector: true})
+			}
+		}
+	}
+	if len(picks) > 0 {
+		w := p.cfg.CarryWeight
+		if in.Label == Compare || in.Label == SameSources {
+			w = p.cfg.ReferWeight
+		}
+		l := fuse.List{Name: "carry", Weight: w}
+		for _, pk := range picks {
+			l.IDs = append(l.IDs, pk.ChunkID)
+		}
+		o.extra = append(o.extra, l)
+	}
+	if p.cfg.ContextWeight > 0 && len(history) > 0 && in.Label != NewTopic {
+		text, err := p.contextText(ctx, query, history[len(history)-1], focus)
+		if err != nil {
+			return err
+		}
+		if text != query {
+			w := p.cfg.ContextWeight
+			if leansOnContext(query) {
+				w *= p.cfg.AnaphoraBoost
+			}
+			o.searches = append(o.searches, search{name: "context-bm25", weight: w, text: text})
+		}
+	}
+	return nil
+}
+
+// anaphora are words by which a question points back at the conversation.
+var anaphora = map[string]bool{"it": true, "its": true, "they": true, "them": true, "their": true, "this": true,
+	"that": true, "these": true, "those": true, "he": true, "she": true, "his": true, "her": true, "there": true,
+	"one": true, "ones": true, "same": true, "such": true, "former": true, "latter": true}
+
+// leansOnContext reports whether a question names its subject only through the conversation:
+// it points back ("any cures for it?") or says almost nothing by itself ("regional differences").
+func leansOnContext(q string) bool {
+	words := strings.FieldsFunc(strings.ToLower(q), func(r rune) bool { return !unicode.IsLetter(r) && r != '\'' })
+	for _, w := range words {
+		if anaphora[w] {
+			return true
+		}
+	}
+	return len(words) <= 3
+}
+
+// focusOf returns the cited chunks of the conversation's focus: its carried sources by carry
+// score, strongest first (the sources the last turns leaned on most).
+func focusOf(sources []ragd.ConversationSource, in Intent) []int64 {
+	cands := carry.Candidates(sources, in.Label == NewTopic)
+	slices.SortStableFunc(cands, func(a, b ragd.ConversationSource) int { return cmp.Compare(b.CarryScore, a.CarryScore) })
+	var ids []int64
+	for _, c := range cands {
+		if len(c.CitedChunkIDs) > 0 {
+			ids = append(ids, c.CitedChunkIDs[0])
+		}
+	}
+	return ids
+}
+
+// contextText is the question followed by the words that say the most (by IDF) of the previous
+// turn (the user's question and the recorded reply) and of the titles of the conversation's focus, among those the question lacks: what a
+// follow-up leaves implicit ("when do they play?" after a question about the Arizona Cardinals).
+// The question's own search runs beside it, so the added words can only add votes.
+func (p *Pipeline) contextText(ctx context.Context, query, previous string, ids []int64) (string, error) {
+	source := previous
+	if len(ids) > 0 {
+		chunks, err := p.Store.Chunks(ctx, ids)
+		if err != nil {
+			return "", fmt.Errorf("ask: context search: %w", err)
+		}
+		var titles []string
+		for _, c := range chunks {
+			if len(titles) < p.cfg.ContextTitles && c.Title != "" && !slices.Contains(titles, c.Title) {
+				titles = append(titles, c.Title)
+			}
+		}
+		source += " " + strings.Join(titles, " ")
+	}
+	words, err := p.Index.Keywords(source, query, p.cfg.ContextTerms)
+	if err != nil {
+		return "", fmt.Errorf("ask: context search: %w", err)
+	}
+	if len(words) == 0 {
+		return query, nil
+	}
+	return query + " " + strings.Join(words, " "), nil
 }
 
 // describe turns kept candidates into sources with their documents' details.
@@ -177,42 +565,67 @@ func (p *Pipeline) describe(ctx context.Context, kept []Candidate) ([]Source, er
 	return sources, nil
 }
 
-// origins lists the lists that found a passage in a fixed order.
+// origins names the kinds of lists that found a passage, in a fixed order: fresh BM25 and vector
+// (per-entity compare searches count as fresh), carry (the carried list, or searches within the
+// carried sources), kg.
 func origins(ranks map[string]int) []string {
+	has := map[string]bool{}
+	for name := range ranks {
+		switch {
+		case name == "carry" || strings.HasPrefix(name, "sources-") || strings.HasPrefix(name, "context-"):
+			has["carry"] = true
+		case strings.HasSuffix(name, "bm25"):
+			has["bm25"] = true
+		case strings.HasSuffix(name, "vector"):
+			has["vector"] = true
+		default:
+			has[name] = true
+		}
+	}
 	var out []string
 	for _, name := range []string{"bm25", "vector", "carry", "kg"} {
-		if _, ok := ranks[name]; ok {
+		if has[name] {
 			out = append(out, name)
 		}
 	}
 	return out
 }
 
+// turnRecord is what record needs to know of a turn.
+type turnRecord struct {
+	message   string
+	sources   []Source
+	intent    Intent
+	belowTau  map[uuid.UUID]bool
+	pins      []uuid.UUID
+	perSource int
+	carry     carry.Config
+	now       time.Time
+}
+
 // record builds, from the conversation as locked, what the turn writes: the fact sheet with the
-// conversation's letters, one citation per fact, and the sources' new state. It fills in the
-// sources' letters and facts. It is pure, so it can run again on fresher state.
-func record(message string, sources []Source, st *store.ConversationState, perSource int, now time.Time) *store.TurnWrite {
+// conversation's letters, one citation per fact, and the new state of the conversation's
+// sources. It fills in the sources' letters and facts. It is pure, so it runs on the freshest
+// state: two concurrent turns of one conversation apply one after the other.
+func record(r turnRecord, st *store.ConversationState) *store.TurnWrite {
 	letters := map[uuid.UUID]string{}
-	prior := map[uuid.UUID]ragd.ConversationSource{}
 	for _, cs := range st.Sources {
 		letters[cs.DocID] = cs.Marker
-		prior[cs.DocID] = cs
 	}
-	in := make([]citations.Source, len(sources))
-	for i, s := range sources {
+	in := make([]citations.Source, len(r.sources))
+	for i, s := range r.sources {
 		in[i] = citations.Source{DocID: s.DocID, ChunkID: s.ChunkID, Title: s.Title, Heading: s.Heading, Text: s.Text, Score: s.Score}
 	}
-	sheet, assigned, next := citations.Build(message, in, letters, st.Conversation.NextLetter, perSource)
+	sheet, assigned, next := citations.Build(r.message, in, letters, st.Conversation.NextLetter, r.perSource)
 	for id, l := range assigned {
 		letters[id] = l
 	}
-	turn := st.Conversation.Turn + 1
-	w := &store.TurnWrite{UserMessage: message, NextLetter: next,
-		Meta: map[string]any{"sources": len(sources)}}
-	updated := map[uuid.UUID]*ragd.ConversationSource{}
-	var order []uuid.UUID
+	number := st.Conversation.Turn + 1
+	w := &store.TurnWrite{UserMessage: r.message,
+		Meta: map[string]any{"sources": len(r.sources), "intent": r.intent.Label, "intent_confidence": r.intent.Confidence}}
+	used := map[uuid.UUID]carry.Used{}
 	for i, e := range sheet {
-		s := &sources[i]
+		s := &r.sources[i]
 		s.Letter = e.Letter
 		s.Facts = make([]ragd.Fact, len(e.Facts))
 		for j, f := range e.Facts {
@@ -221,26 +634,41 @@ func record(message string, sources []Source, st *store.ConversationState, perSo
 				ChunkID: s.ChunkID, Marker: f.Marker, Fact: f.Text, Score: s.Score,
 				Origin: strings.Join(s.Origins, ","), Rank: s.Rank, PageStart: s.PageStart, PageEnd: s.PageEnd})
 		}
-		cs, ok := updated[s.DocID]
-		if !ok {
-			p, seen := prior[s.DocID]
-			if !seen {
-				p = ragd.ConversationSource{DocID: s.DocID, Marker: e.Letter, FirstTurn: turn}
-			}
-			p.Carried, p.InactiveTurns, p.LastTurn, p.LastUsedAt = true, 0, turn, now
-			p.CarryScore, p.CitedChunkIDs, p.Facts, p.Reason = s.Score, nil, nil, "retrieved"
-			cs = &p
-			updated[s.DocID] = cs
-			order = append(order, s.DocID)
+		u := used[s.DocID]
+		u.Letter = e.Letter
+		if top := r.sources[0].Score; top > 0 {
+			u.Strength = max(u.Strength, s.Score/top)
 		}
-		cs.CitedChunkIDs = append(cs.CitedChunkIDs, s.ChunkID)
-		cs.Facts = append(cs.Facts, s.Facts...)
-		cs.CarryScore = max(cs.CarryScore, s.Score)
+		u.Chunks = append(u.Chunks, s.ChunkID)
+		u.Facts = append(u.Facts, s.Facts...)
+		u.Carried = u.Carried || slices.Contains(s.Origins, "carry")
+		used[s.DocID] = u
 	}
-	for _, id := range order {
-		w.Sources = append(w.Sources, *updated[id])
+	// A pinned document the conversation had not seen, and that this turn did not return, still
+	// needs a letter: the user will see it among the conversation's sources.
+	pins := map[uuid.UUID]string{}
+	taken := map[string]bool{}
+	for _, l := range letters {
+		taken[l] = true
 	}
-	w.Answer = answerOf(sources)
+	for _, id := range r.pins {
+		l, ok := letters[id]
+		for !ok {
+			if c := citations.Letter(next); !taken[c] {
+				l, ok = c, true
+				taken[c] = true
+			}
+			next++
+		}
+		pins[id] = l
+	}
+	w.NextLetter = next
+	w.Sources = carry.Update(st.Sources, carry.Turn{Number: number, Now: r.now, NewTopic: r.intent.Label == NewTopic,
+		Used: used, BelowTau: r.belowTau, Pin: pins}, r.carry)
+	if r.intent.Label == NewTopic && number > 1 {
+		w.GoalTurn = number
+	}
+	w.Answer = answerOf(r.sources)
 	return w
 }
 

@@ -4,16 +4,22 @@
 package index
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search/query"
@@ -147,11 +153,25 @@ func (ix *Index) DocCount() (uint64, error) { return ix.bleve.DocCount() }
 // Search returns the n chunks that score highest by BM25 for text. The text is analyzed as
 // words and never parsed as query syntax, so "+foo -bar title:x" is just five words.
 func (ix *Index) Search(ctx context.Context, text string, n int) ([]ragd.Hit, error) {
+	return ix.SearchIn(ctx, text, n, nil)
+}
+
+// SearchIn is Search among the given chunks only; nil means every chunk.
+func (ix *Index) SearchIn(ctx context.Context, text string, n int, chunks []int64) ([]ragd.Hit, error) {
 	if n < 1 {
 		return nil, ragd.Invalidf("n", "must be at least 1, got %d", n)
 	}
-	q := query.NewMatchQuery(text)
-	q.SetField("_all")
+	match := query.NewMatchQuery(text)
+	match.SetField("_all")
+	var q query.Query = match
+	if chunks != nil {
+		ids := make([]string, len(chunks))
+		for i, id := range chunks {
+			ids[i] = strconv.FormatInt(id, 10)
+		}
+		// The id clause adds the same constant to every hit: the BM25 order is unchanged.
+		q = bleve.NewConjunctionQuery(match, bleve.NewDocIDQuery(ids))
+	}
 	req := bleve.NewSearchRequestOptions(q, n, 0, false)
 	res, err := ix.bleve.SearchInContext(ctx, req)
 	if err != nil {
@@ -166,6 +186,118 @@ func (ix *Index) Search(ctx context.Context, text string, n int) ([]ragd.Hit, er
 		hits = append(hits, ragd.Hit{ChunkID: id, Score: h.Score, Rank: i + 1})
 	}
 	return hits, nil
+}
+
+// Coverage scores texts against query by the share of the query's information they contain:
+// the summed IDF of the query's distinct terms found in a text over the summed IDF of all of
+// them, with the index's analyzer and term statistics, so it matches what BM25 matches. It is in
+// [0, 1] whatever the query's length, which makes one threshold meaningful across questions
+// (carried sources are kept or dropped by it when no model is configured).
+func (ix *Index) Coverage(query string, texts []string) ([]float64, error) {
+	analyzer := ix.bleve.Mapping().AnalyzerNamed(en.AnalyzerName)
+	terms := analyzedTerms(analyzer, query)
+	idf, err := ix.idf(terms)
+	if err != nil {
+		return nil, err
+	}
+	var total float64
+	for _, w := range idf {
+		total += w
+	}
+	out := make([]float64, len(texts))
+	if total == 0 {
+		return out, nil
+	}
+	for i, t := range texts {
+		have := analyzedTerms(analyzer, t)
+		var got float64
+		for term, w := range idf {
+			if have[term] {
+				got += w
+			}
+		}
+		out[i] = got / total
+	}
+	return out, nil
+}
+
+// Keywords returns up to n words of text that say the most, by the IDF of their analyzed term in
+// the index, leaving out words whose term is in exclude's (stop words have no term). Words come
+// back as written, so they can be searched again; each term once, rarest first.
+func (ix *Index) Keywords(text, exclude string, n int) ([]string, error) {
+	analyzer := ix.bleve.Mapping().AnalyzerNamed(en.AnalyzerName)
+	skip := analyzedTerms(analyzer, exclude)
+	surface := map[string]string{}
+	var order []string
+	for _, word := range strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		for term := range analyzedTerms(analyzer, word) {
+			if _, ok := surface[term]; !ok && !skip[term] {
+				surface[term] = word
+				order = append(order, term)
+			}
+		}
+	}
+	terms := map[string]bool{}
+	for _, t := range order {
+		terms[t] = true
+	}
+	idf, err := ix.idf(terms)
+	if err != nil {
+		return nil, err
+	}
+	// A term the index has never seen would only make the search miss: leave it out.
+	order = slices.DeleteFunc(order, func(t string) bool { return idf[t] == 0 || ix.unseen(idf[t]) })
+	slices.SortStableFunc(order, func(a, b string) int { return cmp.Compare(idf[b], idf[a]) })
+	out := make([]string, 0, min(n, len(order)))
+	for _, t := range order[:min(n, len(order))] {
+		out = append(out, surface[t])
+	}
+	return out, nil
+}
+
+// unseen reports whether an IDF is that of a term in no document.
+func (ix *Index) unseen(idf float64) bool {
+	n, err := ix.bleve.DocCount()
+	if err != nil {
+		return false
+	}
+	return idf >= math.Log(1+(float64(n)+0.5)/0.5)-1e-9
+}
+
+func analyzedTerms(a analysis.Analyzer, text string) map[string]bool {
+	terms := map[string]bool{}
+	for _, tok := range a.Analyze([]byte(text)) {
+		terms[string(tok.Term)] = true
+	}
+	return terms
+}
+
+// idf returns BM25's inverse document frequency of each term in the composite field.
+func (ix *Index) idf(terms map[string]bool) (map[string]float64, error) {
+	adv, err := ix.bleve.Advanced()
+	if err != nil {
+		return nil, fmt.Errorf("index: %w", err)
+	}
+	r, err := adv.Reader()
+	if err != nil {
+		return nil, fmt.Errorf("index: %w", err)
+	}
+	defer r.Close()
+	n, err := r.DocCount()
+	if err != nil {
+		return nil, fmt.Errorf("index: %w", err)
+	}
+	out := make(map[string]float64, len(terms))
+	for term := range terms {
+		tfr, err := r.TermFieldReader(context.Background(), []byte(term), "_all", false, false, false)
+		if err != nil {
+			return nil, fmt.Errorf("index: term %q: %w", term, err)
+		}
+		df := float64(tfr.Count())
+		tfr.Close()
+		out[term] = math.Log(1 + (float64(n)-df+0.5)/(df+0.5))
+	}
+	return out, nil
 }
 
 type chunkDoc struct {

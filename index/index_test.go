@@ -166,3 +166,45 @@ func TestSequenceSurvivesReopenAndLostIndexIsRebuilt(t *testing.T) {
 	_, err = os.Stat(b.dir + ".rebuild")
 	require.ErrorIs(t, err, os.ErrNotExist, "the rebuild directory was moved into place")
 }
+
+func TestSearchInAndCoverage(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.save(t, "quakes", "1", "Earthquake safety", "Drop, cover and hold on during earthquakes.", "Check for gas leaks after the shaking.")
+	b.save(t, "gas", "1", "Gas appliances", "Have gas appliances checked every year.")
+	ix, err := index.Open(b.dir, nil)
+	require.NoError(t, err)
+	defer ix.Close()
+	_, err = ix.CatchUp(b.ctx, b.store)
+	require.NoError(t, err)
+
+	all, err := ix.Search(b.ctx, "gas", 10)
+	require.NoError(t, err)
+	require.Len(t, all, 2)
+	only, err := ix.SearchIn(b.ctx, "gas", 10, []int64{all[1].ChunkID})
+	require.NoError(t, err)
+	require.Len(t, only, 1, "restricted to the chunks given")
+	require.Equal(t, all[1].ChunkID, only[0].ChunkID)
+	none, err := ix.SearchIn(b.ctx, "gas", 10, []int64{})
+	require.NoError(t, err)
+	require.Empty(t, none, "an empty restriction matches nothing")
+
+	cov, err := ix.Coverage("gas leaks after earthquakes", []string{
+		"Check for gas leaks after the shaking.", // gas, leak (and stop words)
+		"Earthquakes strike without warning.",    // earthquake
+		"Boil water after floods.",               // nothing
+		"Gas leaks after an earthquake",          // everything, stemmed
+	})
+	require.NoError(t, err)
+	require.Greater(t, cov[0], 0.0)
+	require.Greater(t, cov[1], 0.0)
+	require.Zero(t, cov[2])
+	require.InDelta(t, 1, cov[3], 1e-9)
+	require.Less(t, cov[0], 1.0)
+	// "leak" is in one chunk and "gas" in two: the rarer term weighs more.
+	require.Greater(t, cov[0], cov[1])
+
+	empty, err := ix.Coverage("the of and", []string{"anything"})
+	require.NoError(t, err)
+	require.Equal(t, []float64{0}, empty, "a question of stop words covers nothing")
+}

@@ -13,8 +13,9 @@ import (
 // changes only on purpose; openapi.yaml describes each of them.
 
 type askRequest struct {
-	ConversationID *uuid.UUID `json:"conversation_id"`
-	Message        string     `json:"message"`
+	ConversationID *uuid.UUID  `json:"conversation_id"`
+	Message        string      `json:"message"`
+	Pins           []uuid.UUID `json:"pins"`
 }
 
 type pageRange struct {
@@ -81,8 +82,21 @@ func timingsOf(ts ask.Timings) []timingJSON {
 
 type retrievalJSON struct {
 	Lists    []string          `json:"lists"`
+	Queries  map[string]string `json:"queries"`
 	Reranked bool              `json:"reranked"`
 	Skipped  map[string]string `json:"skipped"`
+}
+
+type intentJSON struct {
+	Label      string   `json:"label"`
+	Confidence float64  `json:"confidence"`
+	Entities   []string `json:"entities,omitempty"`
+}
+
+type carryJSON struct {
+	Method     string `json:"method,omitempty"`
+	Candidates int    `json:"candidates"`
+	Entered    int    `json:"entered"`
 }
 
 // metaJSON opens a turn's answer: the ids the UI needs, and how retrieval ran.
@@ -91,14 +105,19 @@ type metaJSON struct {
 	Turn           int           `json:"turn"`
 	MessageID      uuid.UUID     `json:"message_id"`
 	UserMessageID  uuid.UUID     `json:"user_message_id"`
+	Intent         intentJSON    `json:"intent"`
+	Carry          carryJSON     `json:"carry"`
 	Retrieval      retrievalJSON `json:"retrieval"`
 	Timings        []timingJSON  `json:"timings"`
 }
 
 func metaOf(t *ask.Turn) metaJSON {
 	return metaJSON{ConversationID: t.ConversationID, Turn: t.Turn, MessageID: t.AssistantMessageID,
-		UserMessageID: t.UserMessageID, Retrieval: retrievalJSON{Lists: t.Lists, Reranked: t.Reranked,
-			Skipped: t.Skipped}, Timings: timingsOf(t.Timings)}
+		UserMessageID: t.UserMessageID,
+		Intent:        intentJSON{Label: t.Intent.Label, Confidence: t.Intent.Confidence, Entities: t.Intent.Entities},
+		Carry:         carryJSON{Method: t.Carry.Method, Candidates: t.Carry.Candidates, Entered: t.Carry.Entered},
+		Retrieval:     retrievalJSON{Lists: t.Lists, Queries: t.Queries, Reranked: t.Reranked, Skipped: t.Skipped},
+		Timings:       timingsOf(t.Timings)}
 }
 
 type askResponse struct {
@@ -163,6 +182,7 @@ func conversationSourceOf(cs ragd.ConversationSource) conversationSourceJSON {
 type conversationJSON struct {
 	ID        uuid.UUID                `json:"id"`
 	Turn      int                      `json:"turn"`
+	GoalTurn  int                      `json:"goal_turn"`
 	CreatedAt time.Time                `json:"created_at"`
 	UpdatedAt time.Time                `json:"updated_at"`
 	Messages  []messageJSON            `json:"messages"`

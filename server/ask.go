@@ -26,7 +26,7 @@ func (s *Server) ask(c echo.Context) error {
 	if err := decodeJSON(c, &req, s.cfg.MaxBodyBytes); err != nil {
 		return err
 	}
-	r := ask.Request{Message: req.Message}
+	r := ask.Request{Message: req.Message, Pins: req.Pins}
 	if req.ConversationID != nil {
 		r.ConversationID = *req.ConversationID
 	}

@@ -40,7 +40,11 @@ type askResponse struct {
 	ConversationID string `json:"conversation_id"`
 	Turn           int    `json:"turn"`
 	MessageID      string `json:"message_id"`
-	Retrieval      struct {
+	Intent         struct {
+		Label      string  `json:"label"`
+		Confidence float64 `json:"confidence"`
+	} `json:"intent"`
+	Retrieval struct {
 		Lists    []string          `json:"lists"`
 		Reranked bool              `json:"reranked"`
 		Skipped  map[string]string `json:"skipped"`

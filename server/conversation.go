@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ragd/ragd"
+	"github.com/ragd/ragd/citations"
 )
 
 // conversation returns a conversation with its messages and the sources it has found.
@@ -26,7 +27,7 @@ func (s *Server) conversation(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := conversationJSON{ID: id, Turn: st.Conversation.Turn, CreatedAt: st.Conversation.CreatedAt,
+	out := conversationJSON{ID: id, Turn: st.Conversation.Turn, GoalTurn: st.Conversation.GoalTurn, CreatedAt: st.Conversation.CreatedAt,
 		UpdatedAt: st.Conversation.UpdatedAt, Messages: make([]messageJSON, len(msgs)),
 		Sources: make([]conversationSourceJSON, len(st.Sources))}
 	for i, m := range msgs {
@@ -66,4 +67,44 @@ func (s *Server) recordReply(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusCreated, messageOf(*m))
+}
+
+// conversationSources lists the documents a conversation has found, with their carry-over
+// state and why each is (or stopped being) carried.
+func (s *Server) conversationSources(c echo.Context) error {
+	id, err := pathID(c)
+	if err != nil {
+		return err
+	}
+	st, err := s.deps.Store.ConversationState(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	out := make([]conversationSourceJSON, len(st.Sources))
+	for i, cs := range st.Sources {
+		out[i] = conversationSourceOf(cs)
+	}
+	return c.JSON(http.StatusOK, map[string]any{"conversation_id": id, "sources": out})
+}
+
+// pin pins a document in a conversation: carried into every later turn, never decayed.
+func (s *Server) pin(c echo.Context) error { return s.setPin(c, true) }
+
+// unpin removes a pin; the source decays from then on like any other.
+func (s *Server) unpin(c echo.Context) error { return s.setPin(c, false) }
+
+func (s *Server) setPin(c echo.Context, pinned bool) error {
+	id, err := pathID(c)
+	if err != nil {
+		return err
+	}
+	doc, err := pathUUID(c, "doc_id")
+	if err != nil {
+		return err
+	}
+	cs, err := s.deps.Store.SetPin(c.Request().Context(), id, doc, pinned, citations.Letter)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, conversationSourceOf(*cs))
 }

@@ -42,6 +42,7 @@ type Store interface {
 	ConversationState(ctx context.Context, id uuid.UUID) (*store.ConversationState, error)
 	Messages(ctx context.Context, conv uuid.UUID) ([]ragd.Message, error)
 	RecordReply(ctx context.Context, conv, msg uuid.UUID, content string) (*ragd.Message, error)
+	SetPin(ctx context.Context, conv, doc uuid.UUID, pinned bool, letter func(int) string) (*ragd.ConversationSource, error)
 	MessageCitations(ctx context.Context, msg uuid.UUID) ([]ragd.Citation, error)
 	Citations(ctx context.Context, f store.CitationFilter, fn func(ragd.Citation) error) error
 	Document(ctx context.Context, id uuid.UUID) (*ragd.Document, error)
@@ -127,6 +128,9 @@ func New(cfg Config, deps Deps) *Server {
 	v1.POST("/ask", s.ask)
 	v1.GET("/conversations/:id", s.conversation)
 	v1.POST("/conversations/:id/messages", s.recordReply)
+	v1.GET("/conversations/:id/sources", s.conversationSources)
+	v1.PUT("/conversations/:id/pins/:doc_id", s.pin)
+	v1.DELETE("/conversations/:id/pins/:doc_id", s.unpin)
 	v1.GET("/messages/:id/citations", s.messageCitations)
 	v1.GET("/citations", s.citations)
 	v1.POST("/documents", s.postDocument)
@@ -264,10 +268,13 @@ func decodeJSON(c echo.Context, v any, limit int64) error {
 }
 
 // pathID parses the :id path parameter as a UUID.
-func pathID(c echo.Context) (uuid.UUID, error) {
-	id, err := uuid.Parse(c.Param("id"))
+func pathID(c echo.Context) (uuid.UUID, error) { return pathUUID(c, "id") }
+
+// pathUUID parses a path parameter as a UUID.
+func pathUUID(c echo.Context, name string) (uuid.UUID, error) {
+	id, err := uuid.Parse(c.Param(name))
 	if err != nil {
-		return uuid.Nil, ragd.Invalidf("id", "%q is not a UUID", c.Param("id"))
+		return uuid.Nil, ragd.Invalidf(name, "%q is not a UUID", c.Param(name))
 	}
 	return id, nil
 }

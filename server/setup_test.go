@@ -64,8 +64,9 @@ type testBundle struct {
 }
 
 type options struct {
-	models   bool          // embeddings and the cross-encoder (stand-ins, on ONNX Runtime)
-	answerer ask.Answerer  // an LLM
+	models   bool         // embeddings and the cross-encoder (stand-ins, on ONNX Runtime)
+	answerer ask.Answerer // an LLM
+	intent   ask.IntentClassifier
 	corpus   bool          // ingest testdata/corpus
 	cfg      server.Config // limits
 }
@@ -84,7 +85,7 @@ func setup(t *testing.T, o options) *testBundle {
 	t.Cleanup(func() { ix.Close() })
 	b.index = ix
 
-	d := ask.Deps{Index: ix, Store: st, Turns: st, Answerer: o.answerer}
+	d := ask.Deps{Index: ix, Store: st, Turns: st, Answerer: o.answerer, Intent: o.intent}
 	var emb ingest.Embedder
 	if o.models {
 		e, s := loadModels(t)
@@ -170,6 +171,14 @@ func (b *testBundle) checkSpec(t *testing.T, req *http.Request, reqBody []byte, 
 		Body: io.NopCloser(bytes.NewReader(body)), Options: &openapi3filter.Options{IncludeResponseStatus: true},
 	})
 	require.NoError(t, err, "%s %s -> %d %s does not match openapi.yaml", req.Method, req.URL.Path, resp.StatusCode, body)
+}
+
+// connect opens a connection to the test database.
+func (b *testBundle) connect(t *testing.T) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(b.ctx, b.url)
+	require.NoError(t, err)
+	return conn
 }
 
 // count returns the rows of a table in the test database, for checking that nothing was written.

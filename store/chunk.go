@@ -150,3 +150,49 @@ func (s *Store) SetEmbeddings(ctx context.Context, ids []int64, vecs [][]float32
 	}
 	return nil
 }
+
+// ActiveChunkIDs returns the searchable chunks of each document, in document order, at most
+// limit per document.
+func (s *Store) ActiveChunkIDs(ctx context.Context, docs []uuid.UUID, limit int) (map[uuid.UUID][]int64, error) {
+	rows, err := s.db.Query(ctx, `
+		SELECT doc_id, id FROM (
+			SELECT doc_id, id, row_number() OVER (PARTITION BY doc_id ORDER BY ordinal) AS n
+			FROM chunks WHERE doc_id = ANY($1) AND active) c
+		WHERE n <= $2 ORDER BY doc_id, n`, docs, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: reading chunks of documents: %w", err)
+	}
+	out := map[uuid.UUID][]int64{}
+	var doc uuid.UUID
+	var id int64
+	_, err = pgx.ForEachRow(rows, []any{&doc, &id}, func() error {
+		out[doc] = append(out[doc], id)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: reading chunks of documents: %w", err)
+	}
+	return out, nil
+}
+
+// Similarity returns the cosine similarity of q to each given chunk that is searchable and has
+// an embedding.
+func (s *Store) Similarity(ctx context.Context, q []float32, ids []int64) (map[int64]float64, error) {
+	rows, err := s.db.Query(ctx, `
+		SELECT id, 1 - (embedding <=> $1) FROM chunks
+		WHERE id = ANY($2) AND active AND embedding IS NOT NULL`, pgvector.NewVector(q), ids)
+	if err != nil {
+		return nil, fmt.Errorf("store: similarity: %w", err)
+	}
+	out := map[int64]float64{}
+	var id int64
+	var sim float64
+	_, err = pgx.ForEachRow(rows, []any{&id, &sim}, func() error {
+		out[id] = sim
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: similarity: %w", err)
+	}
+	return out, nil
+}

@@ -324,3 +324,63 @@ func (s *Store) RecordReply(ctx context.Context, conv, msg uuid.UUID, content st
 	}
 	return &m, nil
 }
+
+// SetPin pins a document in a conversation, or unpins it. Pinning a document the conversation
+// has not cited yet makes it a source with the next free letter. Unpinning a document that is not
+// a source of the conversation is not found; the row of an unpinned source stays, and it decays
+// from then on like any other.
+func (s *Store) SetPin(ctx context.Context, conv, doc uuid.UUID, pinned bool, letter func(next int) string) (*ragd.ConversationSource, error) {
+	var out *ragd.ConversationSource
+	err := s.InTx(ctx, func(tx *Store) error {
+		st, err := tx.conversationState(ctx, conv, true)
+		if err != nil {
+			return err
+		}
+		for _, cs := range st.Sources {
+			if cs.DocID != doc {
+				continue
+			}
+			cs.Pinned = pinned
+			cs.Carried = cs.Carried || pinned
+			cs.Reason = map[bool]string{true: "pinned", false: "unpinned"}[pinned]
+			if _, err := tx.db.Exec(ctx, `UPDATE conversation_sources SET pinned = $3, carried = $4, reason = $5
+				WHERE conversation_id = $1 AND doc_id = $2`, conv, doc, cs.Pinned, cs.Carried, cs.Reason); err != nil {
+				return fmt.Errorf("store: pinning: %w", err)
+			}
+			out = &cs
+			return nil
+		}
+		if !pinned {
+			return fmt.Errorf("document %s is not a source of conversation %s: %w", doc, conv, ragd.ErrNotFound)
+		}
+		d, err := tx.Document(ctx, doc)
+		if err != nil {
+			return err
+		}
+		if d.DeletedAt != nil {
+			return fmt.Errorf("document %s was deleted: %w", doc, ragd.ErrNotFound)
+		}
+		taken := map[string]bool{}
+		for _, cs := range st.Sources {
+			taken[cs.Marker] = true
+		}
+		next := st.Conversation.NextLetter
+		for taken[letter(next)] {
+			next++
+		}
+		cs := ragd.ConversationSource{DocID: doc, Marker: letter(next), CarryScore: 1, Pinned: true, Carried: true,
+			FirstTurn: st.Conversation.Turn, LastTurn: st.Conversation.Turn, LastUsedAt: now(), Reason: "pinned"}
+		if _, err := tx.db.Exec(ctx, `
+			INSERT INTO conversation_sources (conversation_id, doc_id, marker, carry_score, pinned, carried,
+			       first_turn, last_turn, last_used_at, reason)
+			VALUES ($1, $2, $3, 1, true, true, $4, $4, $5, $6)`, conv, doc, cs.Marker, cs.FirstTurn, cs.LastUsedAt, cs.Reason); err != nil {
+			return fmt.Errorf("store: pinning: %w", err)
+		}
+		if _, err := tx.db.Exec(ctx, `UPDATE conversations SET next_letter = $2, updated_at = $3 WHERE id = $1`, conv, next+1, now()); err != nil {
+			return fmt.Errorf("store: pinning: %w", err)
+		}
+		out = &cs
+		return nil
+	})
+	return out, err
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -16,8 +17,9 @@ import (
 )
 
 type evalCmd struct {
-	Beir evalBeirCmd `cmd:"" name:"beir" help:"Retrieval quality (nDCG, recall) and latency on a BEIR dataset."`
-	Ask  evalAskCmd  `cmd:"" name:"ask" help:"Latency of /v1/ask on a running server, per stage and end to end."`
+	Beir          evalBeirCmd          `cmd:"" name:"beir" help:"Retrieval quality (nDCG, recall) and latency on a BEIR dataset."`
+	Conversations evalConversationsCmd `cmd:"" help:"Multi-turn retrieval on MTRAG conversations: last turn, all questions, human rewrite, and ragd's carry-over."`
+	Ask           evalAskCmd           `cmd:"" name:"ask" help:"Latency of /v1/ask on a running server, per stage and end to end."`
 }
 
 type evalBeirCmd struct {
@@ -36,35 +38,27 @@ func (c evalBeirCmd) Run(ctx context.Context, a *app) error {
 	if err != nil {
 		return err
 	}
-	name := unsafeSchemaChars.ReplaceAllString(strings.ToLower(ds.Name), "_")
 	if err := a.openModels(true); err != nil {
 		return err
 	}
-	if err := a.openStore(ctx, "eval_"+name, true); err != nil {
-		return err
-	}
-	st, err := runIngest(ctx, a, []string{filepath.Join(c.Dir, "corpus.jsonl")}, os.Stderr)
+	name, err := a.openCorpus(ctx, ds.Name, filepath.Join(c.Dir, "corpus.jsonl"))
 	if err != nil {
 		return err
 	}
-	t := time.Now()
-	if err := a.openIndex(ctx, filepath.Join(a.cfg.DataDir, "eval", name, "bm25"), false); err != nil {
-		return err
-	}
-	printIngestStats(os.Stderr, st, time.Since(t))
-
 	pipeline, err := ask.New(a.cfg.askConfig(), ask.Deps{Index: a.index, Store: a.store, Embedder: embedderOrNil(a), Reranker: rerankerOrNil(a)})
 	if err != nil {
 		return err
 	}
-	keys, err := a.store.SourceKeys(ctx)
+	docID, err := a.corpusIDs(ctx, ds.Name)
 	if err != nil {
 		return err
 	}
-	prefix := "corpus:" + ds.Name + "/"
-	docID := func(id uuid.UUID) string { return strings.TrimPrefix(keys[id], prefix) }
 
-	report := eval.Report{Dataset: ds.Name, Split: c.Split, Corpus: len(keys), Notes: a.evalNotes()}
+	n, err := a.store.CountDocuments(ctx)
+	if err != nil {
+		return err
+	}
+	report := eval.Report{Dataset: ds.Name, Split: c.Split, Corpus: n, Notes: a.evalNotes()}
 	for _, m := range c.Methods {
 		method := ask.Method(m)
 		if method != ask.BM25 && a.embedder == nil {
@@ -84,7 +78,40 @@ func (c evalBeirCmd) Run(ctx context.Context, a *app) error {
 	if err := report.WriteTable(os.Stdout); err != nil {
 		return err
 	}
-	return writeJSONReport(report, c.JSON, filepath.Join(a.cfg.DataDir, "eval", name, "report.json"))
+	path := c.JSON
+	if path == "" {
+		path = filepath.Join(a.cfg.DataDir, "eval", name, "report.json")
+	}
+	return writeJSON(report, path)
+}
+
+// openCorpus opens the schema and BM25 index kept for an evaluation corpus and ingests the corpus
+// into them (a no-op for documents already there). It returns the name of the schema and index.
+func (a *app) openCorpus(ctx context.Context, dataset, corpus string) (string, error) {
+	name := unsafeSchemaChars.ReplaceAllString(strings.ToLower(dataset), "_")
+	if err := a.openStore(ctx, "eval_"+name, true); err != nil {
+		return "", err
+	}
+	st, err := runIngest(ctx, a, []string{corpus}, os.Stderr)
+	if err != nil {
+		return "", err
+	}
+	t := time.Now()
+	if err := a.openIndex(ctx, filepath.Join(a.cfg.DataDir, "eval", name, "bm25"), false); err != nil {
+		return "", err
+	}
+	printIngestStats(os.Stderr, st, time.Since(t))
+	return name, nil
+}
+
+// corpusIDs maps documents to the ids their corpus gave them, which is what qrels judge.
+func (a *app) corpusIDs(ctx context.Context, corpus string) (func(uuid.UUID) string, error) {
+	keys, err := a.store.SourceKeys(ctx)
+	if err != nil {
+		return nil, err
+	}
+	prefix := "corpus:" + corpus + "/"
+	return func(id uuid.UUID) string { return strings.TrimPrefix(keys[id], prefix) }, nil
 }
 
 func (a *app) evalNotes() []string {
@@ -105,12 +132,10 @@ func (a *app) evalNotes() []string {
 	return notes
 }
 
-func writeJSONReport(r eval.Report, path, fallback string) error {
+// writeJSON writes a report as JSON to path, or to stdout for "-".
+func writeJSON(r interface{ WriteJSON(io.Writer) error }, path string) error {
 	if path == "-" {
 		return r.WriteJSON(os.Stdout)
-	}
-	if path == "" {
-		path = fallback
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ragd/ragd/ask"
 	"github.com/ragd/ragd/ingest"
+	"github.com/ragd/ragd/intent"
 	"github.com/ragd/ragd/llm"
 	"github.com/ragd/ragd/server"
 )
@@ -71,7 +72,8 @@ func (c serveCmd) Run(ctx context.Context, a *app) error {
 
 // pipeline wires the turn pipeline from what the app opened.
 func (a *app) pipeline() (*ask.Pipeline, error) {
-	d := ask.Deps{Index: a.index, Store: a.store, Embedder: embedderOrNil(a), Reranker: rerankerOrNil(a), Turns: a.store}
+	d := ask.Deps{Index: a.index, Store: a.store, Embedder: embedderOrNil(a), Reranker: rerankerOrNil(a), Turns: a.store,
+		Intent: turnIntent{}}
 	if a.cfg.LLMURL != "" {
 		client, err := llm.New(a.cfg.llmConfig())
 		if err != nil {
@@ -104,4 +106,17 @@ func (a *app) followChanges(ctx context.Context, poll time.Duration) {
 		}
 	}()
 	a.index.Follow(ctx, a.store, wake, poll)
+}
+
+// turnIntent adapts package intent to the pipeline: the trained classifier, and for comparisons
+// the entities to retrieve for.
+type turnIntent struct{}
+
+func (turnIntent) Classify(text string, history, sources []string) ask.Intent {
+	r := intent.Classify(intent.Turn{Text: text, History: history, Sources: sources})
+	in := ask.Intent{Label: string(r.Label), Confidence: r.Confidence}
+	if r.Label == intent.Compare {
+		in.Entities = intent.CompareEntities(text, history)
+	}
+	return in
 }

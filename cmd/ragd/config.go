@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ragd/ragd/ask"
+	"github.com/ragd/ragd/carry"
 	"github.com/ragd/ragd/chunk"
 	"github.com/ragd/ragd/encoder"
 	"github.com/ragd/ragd/ingest"
@@ -40,6 +41,16 @@ type Config struct {
 	ChunkOverlap int `help:"Tokens repeated between windows of a long block." default:"32"`
 	FreshK       int `help:"Chunks each retriever (BM25, vector) returns every turn." default:"40" name:"fresh-k"`
 	RRFK         int `help:"Reciprocal rank fusion constant (ranks count from 1)." default:"60" name:"rrf-k"`
+
+	CarryTau      float64 `help:"Re-score (0..1) a carried source needs to enter a turn." default:"0.2"`
+	CarryDecay    float64 `help:"Carry score multiplier for every turn a source is not used." default:"0.7"`
+	CarryIdle     int     `help:"Turns without use after which a carried source is dropped." default:"3"`
+	CarryCap      int     `help:"Most carried sources entering one turn." default:"10"`
+	CarryWeight   float64 `help:"Weight of the carried list in fusion on drill-down turns." default:"0.01"`
+	ReferWeight   float64 `help:"Weight of the carried list on turns that refer to earlier sources (compare, same-sources)." default:"0.3"`
+	ContextWeight float64 `help:"Weight of the context search (the question plus the telling words of the previous turn and of carried sources' titles); negative turns it off." default:"0.5"`
+	ContextTerms  int     `help:"Words the context search adds to the question." default:"3"`
+	AnaphoraBoost float64 `help:"Context search weight multiplier for questions that lean on the conversation (pronouns, very short)." default:"2"`
 
 	Listen    string `help:"HTTP listen address." default:"127.0.0.1:8080"`
 	LogLevel  string `help:"Log level." default:"info" enum:"debug,info,warn,error"`
@@ -88,7 +99,8 @@ func (c *Config) chunkOptions() chunk.Options {
 }
 
 func (c *Config) askConfig() ask.Config {
-	return ask.Config{FreshK: c.FreshK, RRFK: c.RRFK}.WithDefaults()
+	return ask.Config{FreshK: c.FreshK, RRFK: c.RRFK, CarryWeight: c.CarryWeight, ReferWeight: c.ReferWeight, ContextWeight: c.ContextWeight, ContextTerms: c.ContextTerms, AnaphoraBoost: c.AnaphoraBoost,
+		Carry: carry.Config{Tau: c.CarryTau, Decay: c.CarryDecay, MaxIdle: c.CarryIdle, Cap: c.CarryCap}}.WithDefaults()
 }
 
 func (c *Config) ingestConfig(logger *slog.Logger) ingest.Config {

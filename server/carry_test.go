@@ -1,0 +1,221 @@
+package server_test
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ragd/ragd/ask"
+)
+
+// fixedIntent classifies every later turn as one intent, so a test can check how the pipeline
+// reacts to that intent; the classifier itself is tested in package intent.
+type fixedIntent ask.Intent
+
+func (f fixedIntent) Classify(string, []string, []string) ask.Intent { return ask.Intent(f) }
+
+type conversationSource struct {
+	DocID         string  `json:"doc_id"`
+	Letter        string  `json:"letter"`
+	CarryScore    float64 `json:"carry_score"`
+	Pinned        bool    `json:"pinned"`
+	Carried       bool    `json:"carried"`
+	InactiveTurns int     `json:"inactive_turns"`
+	Reason        string  `json:"reason"`
+}
+
+func (b *testBundle) sources(t *testing.T, conv string) map[string]conversationSource {
+	t.Helper()
+	resp, body := b.do(t, "GET", "/v1/conversations/"+conv+"/sources", nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+	out := map[string]conversationSource{}
+	for _, s := range decode[struct {
+		Sources []conversationSource `json:"sources"`
+	}](t, body).Sources {
+		out[s.DocID] = s
+	}
+	return out
+}
+
+func (b *testBundle) ask(t *testing.T, conv, message string, pins ...string) askResponse {
+	t.Helper()
+	req := map[string]any{"message": message}
+	if conv != "" {
+		req["conversation_id"] = conv
+	}
+	if pins != nil {
+		req["pins"] = pins
+	}
+	resp, body := b.do(t, "POST", "/v1/ask", req)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+	return decode[askResponse](t, body)
+}
+
+func docOf(r askResponse, title string) (source, bool) {
+	for _, s := range r.Sources {
+		if s.Title == title {
+			return s, true
+		}
+	}
+	return source{}, false
+}
+
+// "Is it the same after a flood?" shares no word with the earthquake passage it asks about: the
+// carried source comes back because the conversation carries it, not because BM25 finds it.
+func TestFollowUpKeepsCarriedSources(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{corpus: true, intent: fixedIntent{Label: ask.Compare, Confidence: 0.9, Entities: []string{"flood"}}})
+	one := b.ask(t, "", "What should I do if I smell gas after an earthquake?")
+	quake, ok := docOf(one, "Earthquake Safety")
+	require.True(t, ok)
+
+	two := b.ask(t, one.ConversationID, "Is it the same after a flood?")
+	require.Contains(t, two.Retrieval.Lists, "carry")
+	again, ok := docOf(two, "Earthquake Safety")
+	require.True(t, ok, "the carried source is among the sources of the follow-up")
+	require.Equal(t, quake.Letter, again.Letter)
+	require.Contains(t, again.Origins, "carry")
+	_, ok = docOf(two, "Flood Safety | Household Preparedness Guide")
+	require.True(t, ok, "and the flood passage, found fresh")
+
+	src := b.sources(t, one.ConversationID)[quake.DocID]
+	require.True(t, src.Carried)
+	require.Equal(t, "carried", src.Reason)
+}
+
+func TestNewTopicDropsAllButPins(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{corpus: true, intent: fixedIntent{Label: ask.NewTopic, Confidence: 0.9}})
+	one := b.ask(t, "", "What should I do if I smell gas after an earthquake?")
+	quake, _ := docOf(one, "Earthquake Safety")
+
+	// Pin the first-aid document, which turn 1 did not cite: it gets the next letter.
+	resp, body := b.do(t, "POST", "/v1/documents", map[string]any{"text": "unused", "source": "probe"})
+	require.Equal(t, http.StatusCreated, resp.StatusCode, "%s", body)
+	firstAid := b.docID(t, "First Aid Basics")
+	resp, body = b.do(t, "PUT", "/v1/conversations/"+one.ConversationID+"/pins/"+firstAid, nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+	pinned := decode[conversationSource](t, body)
+	require.True(t, pinned.Pinned)
+	require.NotEmpty(t, pinned.Letter)
+
+	two := b.ask(t, one.ConversationID, "How do I cool a burn?") // nothing in the earthquake guide
+	require.Equal(t, "new-topic", two.Intent.Label)
+	srcs := b.sources(t, one.ConversationID)
+	require.False(t, srcs[quake.DocID].Carried, "a new topic drops the earthquake source")
+	require.Equal(t, "new-topic (turn 2)", srcs[quake.DocID].Reason)
+	require.True(t, srcs[firstAid].Carried, "pins survive a new topic")
+	require.Equal(t, pinned.Letter, srcs[firstAid].Letter)
+	fa, ok := docOf(two, "First Aid Basics")
+	require.True(t, ok, "a pinned source enters every turn")
+	require.Contains(t, fa.Origins, "carry")
+
+	resp, body = b.do(t, "GET", "/v1/conversations/"+one.ConversationID, nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, 2, decode[struct {
+		GoalTurn int `json:"goal_turn"`
+	}](t, body).GoalTurn, "the new topic marks a goal boundary")
+}
+
+func (b *testBundle) docID(t *testing.T, title string) string {
+	t.Helper()
+	r := b.ask(t, "", title)
+	s, ok := docOf(r, title)
+	require.True(t, ok, "no document titled %q", title)
+	return s.DocID
+}
+
+func TestSameSourcesFavoursCarriedSources(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{corpus: true, intent: fixedIntent{Label: ask.SameSources, Confidence: 0.9}})
+	one := b.ask(t, "", "What should I do during earthquake shaking?")
+	quake, _ := docOf(one, "Earthquake Safety")
+	two := b.ask(t, one.ConversationID, "What does it say about the water heater and gas?")
+	require.Equal(t, "same-sources", two.Intent.Label)
+	require.Contains(t, two.Retrieval.Lists, "sources-bm25", "retrieval within the carried sources")
+	require.Equal(t, quake.DocID, two.Sources[0].DocID, "the carried document comes first")
+	require.Contains(t, two.Sources[0].Text, "water heater")
+}
+
+func TestPins(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{corpus: true})
+	one := b.ask(t, "", "smoke alarms")
+	other := b.ask(t, "", "burns")
+	fire, _ := docOf(one, "Home Fire Safety")
+	flood := b.docID(t, "Flood Safety | Household Preparedness Guide")
+	missing := "0190f5b4-0000-7000-8000-000000000000"
+
+	for _, tc := range []struct {
+		method, path string
+		status       int
+	}{
+		{"PUT", "/v1/conversations/" + one.ConversationID + "/pins/" + missing, 404},
+		{"PUT", "/v1/conversations/" + missing + "/pins/" + flood, 404},
+		{"PUT", "/v1/conversations/" + one.ConversationID + "/pins/nope", 400},
+		{"DELETE", "/v1/conversations/" + one.ConversationID + "/pins/" + flood, 404}, // not a source yet
+	} {
+		resp, body := b.do(t, tc.method, tc.path, nil)
+		require.Equal(t, tc.status, resp.StatusCode, "%s %s: %s", tc.method, tc.path, body)
+	}
+
+	resp, body := b.do(t, "PUT", "/v1/conversations/"+one.ConversationID+"/pins/"+fire.DocID, nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+	got := decode[conversationSource](t, body)
+	require.Equal(t, fire.Letter, got.Letter, "pinning a cited document keeps its letter")
+	require.True(t, got.Pinned)
+	require.False(t, b.sources(t, other.ConversationID)[fire.DocID].Pinned, "pins are per conversation")
+
+	// Pins in the request: the flood document enters this turn and stays.
+	two := b.ask(t, one.ConversationID, "anything else?", flood)
+	f, ok := docOf(two, "Flood Safety | Household Preparedness Guide")
+	require.True(t, ok)
+	require.Contains(t, f.Origins, "carry")
+	require.True(t, b.sources(t, one.ConversationID)[flood].Pinned)
+
+	resp, body = b.do(t, "DELETE", "/v1/conversations/"+one.ConversationID+"/pins/"+fire.DocID, nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+	require.False(t, decode[conversationSource](t, body).Pinned)
+
+	resp, body = b.do(t, "POST", "/v1/ask", map[string]any{"message": "x", "pins": []string{missing}})
+	require.Equal(t, http.StatusNotFound, resp.StatusCode, "%s", body)
+}
+
+// Two turns of one conversation at once: the turn transaction locks the conversation, so they
+// apply one after the other and the sources stay consistent.
+func TestConcurrentTurnsOfOneConversation(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{corpus: true})
+	one := b.ask(t, "", "smoke alarms")
+
+	var wg sync.WaitGroup
+	turns := make([]int, 2)
+	for i, q := range []string{"burns and cooling water", "flood water and roads"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			turns[i] = b.ask(t, one.ConversationID, q).Turn
+		}()
+	}
+	wg.Wait()
+	slices.Sort(turns)
+	require.Equal(t, []int{2, 3}, turns)
+
+	srcs := b.sources(t, one.ConversationID)
+	letters := map[string]bool{}
+	for _, s := range srcs {
+		require.False(t, letters[s.Letter], "letter %s given twice", s.Letter)
+		letters[s.Letter] = true
+	}
+	var next int
+	conn := b.connect(t)
+	defer conn.Close(context.Background())
+	require.NoError(t, conn.QueryRow(context.Background(),
+		"SELECT next_letter FROM conversations WHERE id = $1", one.ConversationID).Scan(&next))
+	require.Equal(t, len(srcs), next, "every letter handed out belongs to exactly one source")
+	require.Equal(t, 6, b.count(t, "messages"), "three turns, two messages each")
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/ragd/ragd/dedupe"
 	"github.com/ragd/ragd/fuse"
 	"github.com/ragd/ragd/ingest"
+	"github.com/ragd/ragd/store"
 )
 
 // Method is a retrieval configuration. /v1/ask uses the best one available; eval compares them.
@@ -79,6 +80,11 @@ type Config struct {
 	// ContextTerms how many words it adds.
 	ContextTitles int
 	ContextTerms  int
+	// KGNeighbours is how many 1-hop neighbours of the repeated entities the graph adds, KGChunks
+	// the most chunks its list brings into fusion, and KGWeight that list's weight.
+	KGNeighbours int
+	KGChunks     int
+	KGWeight     float64
 	// AnaphoraBoost multiplies the context search's weight for a question that leans on the
 	// conversation (a pronoun, or three words or fewer).
 	AnaphoraBoost float64
@@ -105,6 +111,11 @@ func (c Config) WithDefaults() Config {
 	set(&c.PinChunks, 20)
 	set(&c.ContextTitles, 2)
 	set(&c.ContextTerms, 3)
+	set(&c.KGNeighbours, 5)
+	set(&c.KGChunks, 10)
+	if c.KGWeight == 0 {
+		c.KGWeight = 0.5
+	}
 	set(&c.SourceChunks, 500)
 	c.Carry = c.Carry.WithDefaults()
 	if c.CompareWeight == 0 {
@@ -256,6 +267,14 @@ type Deps struct {
 	Turns    TurnStore
 	Answerer Answerer
 	Intent   IntentClassifier
+	// Graph is the mini knowledge graph; nil turns it off.
+	Graph Graph
+}
+
+// Graph answers the knowledge graph's two questions.
+type Graph interface {
+	Neighbours(ctx context.Context, names []string, limit int) ([]store.Neighbour, error)
+	EntityChunks(ctx context.Context, names []string, limit int) ([]int64, error)
 }
 
 // Pipeline runs turns.

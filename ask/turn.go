@@ -16,6 +16,7 @@ import (
 	"github.com/ragd/ragd/carry"
 	"github.com/ragd/ragd/citations"
 	"github.com/ragd/ragd/fuse"
+	"github.com/ragd/ragd/kg"
 	"github.com/ragd/ragd/store"
 )
 
@@ -460,6 +461,15 @@ func (p *Pipeline) plan(ctx context.Context, query string, history []string, in 
 		}
 		o.extra = append(o.extra, l)
 	}
+	if p.Graph != nil && len(history) > 0 && in.Label != NewTopic {
+		l, err := p.graphList(ctx, query, history, picks)
+		if err != nil {
+			return err
+		}
+		if len(l.IDs) > 0 {
+			o.extra = append(o.extra, l)
+		}
+	}
 	if p.cfg.ContextWeight > 0 && len(history) > 0 && in.Label != NewTopic {
 		text, err := p.contextText(ctx, query, history[len(history)-1], focus)
 		if err != nil {
@@ -474,6 +484,49 @@ func (p *Pipeline) plan(ctx context.Context, query string, history []string, in 
 		}
 	}
 	return nil
+}
+
+// graphList is the mini knowledge graph's contribution to a turn: when entities of the question
+// came up before (in earlier questions or the carried sources' facts), the chunks that mention
+// them and their strongest 1-hop neighbours, a small capped list.
+func (p *Pipeline) graphList(ctx context.Context, query string, history []string, picks []carry.Pick) (fuse.List, error) {
+	l := fuse.List{Name: "kg", Weight: p.cfg.KGWeight}
+	earlier := make([][]kg.Entity, 0, len(history)+1)
+	for _, h := range history {
+		earlier = append(earlier, kg.Extract(h, nil))
+	}
+	if len(picks) > 0 {
+		ids := make([]int64, len(picks))
+		for i, pk := range picks {
+			ids[i] = pk.ChunkID
+		}
+		chunks, err := p.Store.Chunks(ctx, ids)
+		if err != nil {
+			return l, fmt.Errorf("ask: graph: %w", err)
+		}
+		for _, c := range chunks {
+			earlier = append(earlier, kg.Extract(c.Title+"\n"+c.Text, nil))
+		}
+	}
+	repeated := kg.Repeated(kg.Extract(query, nil), earlier)
+	if len(repeated) == 0 {
+		return l, nil
+	}
+	names := make([]string, len(repeated))
+	for i, e := range repeated {
+		names[i] = e.Name
+	}
+	neighbours, err := p.Graph.Neighbours(ctx, names, p.cfg.KGNeighbours)
+	if err != nil {
+		return l, fmt.Errorf("ask: graph: %w", err)
+	}
+	for _, n := range neighbours {
+		names = append(names, n.Name)
+	}
+	if l.IDs, err = p.Graph.EntityChunks(ctx, names, p.cfg.KGChunks); err != nil {
+		return l, fmt.Errorf("ask: graph: %w", err)
+	}
+	return l, nil
 }
 
 // anaphora are words by which a question points back at the conversation.

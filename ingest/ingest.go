@@ -17,6 +17,7 @@ import (
 	"github.com/ragd/ragd"
 	"github.com/ragd/ragd/chunk"
 	"github.com/ragd/ragd/extract"
+	"github.com/ragd/ragd/kg"
 	"github.com/ragd/ragd/store"
 )
 
@@ -38,6 +39,8 @@ type Config struct {
 	BatchDocs int
 	// MaxBytes is the largest file or download accepted.
 	MaxBytes int64
+	// Graph records each chunk's entities for the knowledge graph.
+	Graph bool
 	Logger   *slog.Logger
 }
 
@@ -251,6 +254,17 @@ func (in *Ingester) prepare(src Source) (prepared, error) {
 	for i, c := range chunks {
 		nv.Chunks[i] = ragd.Chunk{Heading: c.Heading, Text: c.Text, PageStart: c.PageStart, PageEnd: c.PageEnd,
 			CharStart: c.CharStart, CharEnd: c.CharEnd, Tokens: c.Tokens}
+	}
+	if in.cfg.Graph {
+		nv.Entities = make([][]kg.Entity, len(chunks))
+		for i, c := range chunks {
+			// A document's links cannot be placed in a chunk: they count for its first one.
+			var links []string
+			if i == 0 {
+				links = doc.Links
+			}
+			nv.Entities[i] = kg.Extract(doc.Title+"\n"+c.Text, links)
+		}
 	}
 	return prepared{name: src.Name, nv: nv}, nil
 }

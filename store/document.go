@@ -11,6 +11,7 @@ import (
 	"github.com/pgvector/pgvector-go"
 
 	"github.com/ragd/ragd"
+	"github.com/ragd/ragd/kg"
 )
 
 // NewVersion is the content of one document as ingest found it.
@@ -25,7 +26,13 @@ type NewVersion struct {
 	Bytes       int
 	// Chunks of the new content in order; IDs, versions and sequence numbers are assigned here.
 	Chunks []ragd.Chunk
+	// Entities, when not nil, holds the entities of each chunk (parallel to Chunks) for the
+	// knowledge graph, recorded in the same transaction.
+	Entities [][]kg.Entity
 }
+
+// GraphMaxPerChunk caps the entities of one chunk that edges link (see kg.Edges).
+const GraphMaxPerChunk = 16
 
 // SaveStatus says what SaveVersions did with one document.
 type SaveStatus string
@@ -79,6 +86,8 @@ func (v NewVersion) validate() error {
 		return ragd.Invalidf("format", "empty")
 	case len(v.Chunks) == 0:
 		return ragd.Invalidf("chunks", "document %q has no chunks", v.SourceKey)
+	case v.Entities != nil && len(v.Entities) != len(v.Chunks):
+		return ragd.Invalidf("entities", "document %q has %d chunks and %d entity lists", v.SourceKey, len(v.Chunks), len(v.Entities))
 	}
 	return nil
 }
@@ -150,7 +159,51 @@ func (s *Store) saveVersions(ctx context.Context, vs []NewVersion, keys []string
 			return nil, err
 		}
 	}
+	if err := s.saveEntities(ctx, vs, results); err != nil {
+		return nil, err
+	}
 	return results, nil
+}
+
+// saveEntities records the knowledge graph of the versions just written: COPY returns no ids, so
+// the new chunks' ids are read back by version and ordinal.
+func (s *Store) saveEntities(ctx context.Context, vs []NewVersion, results []SaveResult) error {
+	var docs []uuid.UUID
+	var versions []int32
+	want := map[VersionRef][][]kg.Entity{}
+	for i, v := range vs {
+		if v.Entities == nil || results[i].Status == Unchanged {
+			continue
+		}
+		ref := VersionRef{DocID: results[i].DocID, Version: results[i].Version}
+		docs, versions = append(docs, ref.DocID), append(versions, int32(ref.Version))
+		want[ref] = v.Entities
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	rows, err := s.db.Query(ctx, `
+		SELECT c.doc_id, c.version, c.ordinal, c.id
+		FROM unnest($1::uuid[], $2::int[]) AS want(doc_id, version)
+		JOIN chunks c ON c.doc_id = want.doc_id AND c.version = want.version`, docs, versions)
+	if err != nil {
+		return fmt.Errorf("store: reading new chunk ids: %w", err)
+	}
+	var ids []int64
+	var entities [][]kg.Entity
+	var ref VersionRef
+	var ordinal int
+	var id int64
+	_, err = pgx.ForEachRow(rows, []any{&ref.DocID, &ref.Version, &ordinal, &id}, func() error {
+		if es := want[ref]; ordinal < len(es) && len(es[ordinal]) > 0 {
+			ids, entities = append(ids, id), append(entities, es[ordinal])
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store: reading new chunk ids: %w", err)
+	}
+	return s.SaveGraph(ctx, ids, entities, GraphMaxPerChunk)
 }
 
 var chunkColumns = []string{"doc_id", "version", "ordinal", "heading", "text", "page_start", "page_end",

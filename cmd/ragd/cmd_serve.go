@@ -74,6 +74,9 @@ func (c serveCmd) Run(ctx context.Context, a *app) error {
 func (a *app) pipeline() (*ask.Pipeline, error) {
 	d := ask.Deps{Index: a.index, Store: a.store, Embedder: embedderOrNil(a), Reranker: rerankerOrNil(a), Turns: a.store,
 		Intent: turnIntent{}}
+	if a.cfg.KG {
+		d.Graph = a.store
+	}
 	if a.cfg.LLMURL != "" {
 		client, err := llm.New(a.cfg.llmConfig())
 		if err != nil {

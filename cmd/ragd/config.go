@@ -50,6 +50,7 @@ type Config struct {
 	ReferWeight   float64 `help:"Weight of the carried list on turns that refer to earlier sources (compare, same-sources)." default:"0.3"`
 	ContextWeight float64 `help:"Weight of the context search (the question plus the telling words of the previous turn and of carried sources' titles); negative turns it off." default:"0.5"`
 	ContextTerms  int     `help:"Words the context search adds to the question." default:"3"`
+	KG            bool    `help:"Use the mini knowledge graph: entities recorded at ingest, their neighbours' chunks fused when entities repeat across turns." name:"kg"`
 	AnaphoraBoost float64 `help:"Context search weight multiplier for questions that lean on the conversation (pronouns, very short)." default:"2"`
 
 	Listen    string `help:"HTTP listen address." default:"127.0.0.1:8080"`
@@ -104,7 +105,7 @@ func (c *Config) askConfig() ask.Config {
 }
 
 func (c *Config) ingestConfig(logger *slog.Logger) ingest.Config {
-	return ingest.Config{Chunk: c.chunkOptions(), Logger: logger}
+	return ingest.Config{Chunk: c.chunkOptions(), Graph: c.KG, Logger: logger}
 }
 
 func (c *Config) modelConfig(dir string, batch int, logger *slog.Logger) encoder.Config {

@@ -40,8 +40,8 @@ type Config struct {
 	// MaxBytes is the largest file or download accepted.
 	MaxBytes int64
 	// Graph records each chunk's entities for the knowledge graph.
-	Graph bool
-	Logger   *slog.Logger
+	Graph  bool
+	Logger *slog.Logger
 }
 
 // WithDefaults fills the zero fields.

@@ -1,0 +1,212 @@
+package invariant
+
+import (
+	"cmp"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// trained is the clause model with the weights of weights.go.
+var trained = modelOf(trainedWeights)
+
+// Detect returns the sticky invariants of one user message, in message order (spans that start
+// at the same byte: higher priority first).
+//
+// Every clause of the message gets one label from the clause model. Adjacent clauses of a line
+// with the same label become one span, so a requirement and the clause that completes it ("don't
+// send customer data to an external API. Everything has to stay on our own servers.") are one
+// invariant. Fillers that open a span ("sorry, ", "please ") are left out of it.
+//
+// Blocking errors follow the labelling convention that a message reports one failure and that
+// its span is the error text when one is pasted: when any clause is labelled a blocking error,
+// the message's span is the most telling pasted error (a line that reads like tool output, or
+// quoted text with an error in it: the exception line of a traceback, not its frames), and only
+// when nothing is pasted, the failure clause the model is surest of.
+func Detect(message string) []Span {
+	return detect(trained, message)
+}
+
+// labelled is a clause with the class the model gives it.
+type labelled struct {
+	clause
+	class int     // index into classes
+	p     float64 // the model's probability of class
+}
+
+// detect is Detect with a given model, so that cross-validation can run the same code.
+func detect(m model, msg string) []Span {
+	cs := clauses(msg)
+	mm := newMessage(msg)
+	ls := make([]labelled, len(cs))
+	for i, c := range cs {
+		v := newView(msg, c, mm)
+		in := instance{allowed: candidates(v)}
+		if in.allowed == noneOnly {
+			// Nothing to weigh: most clauses of a long paste end here, unscored.
+			ls[i] = labelled{clause: c, p: 1}
+			continue
+		}
+		in.x = features(v)
+		p := m.probs(in)
+		k := argmax(p[:])
+		ls[i] = labelled{clause: c, class: k, p: p[k]}
+	}
+	return assemble(msg, ls)
+}
+
+// noneOnly is the candidate set of a clause with no cue of any type.
+var noneOnly = [len(classes)]bool{true}
+
+// clauseFeatures cuts msg into clauses and returns each as the model sees it, for training.
+func clauseFeatures(msg string) ([]clause, []instance) {
+	cs := clauses(msg)
+	m := newMessage(msg)
+	xs := make([]instance, len(cs))
+	for i, c := range cs {
+		v := newView(msg, c, m)
+		xs[i] = instance{x: features(v), allowed: candidates(v)}
+	}
+	return cs, xs
+}
+
+func argmax(p []float64) int {
+	best := 0
+	for k := range p {
+		if p[k] > p[best] {
+			best = k
+		}
+	}
+	return best
+}
+
+// assemble turns labelled clauses into spans.
+func assemble(msg string, ls []labelled) []Span {
+	var spans []Span
+	if s, ok := keyFailure(msg, ls); ok {
+		spans = append(spans, s)
+	}
+	for i := 0; i < len(ls); {
+		t := classes[ls[i].class]
+		j := i
+		for j+1 < len(ls) && ls[j+1].class == ls[i].class && ls[j+1].Line == ls[i].Line {
+			j++
+		}
+		end := ls[j].End
+		if t == Correction && len(strings.Fields(msg[ls[i].Start:end])) <= 4 &&
+			j+1 < len(ls) && classes[ls[j+1].class] == "" && ls[j+1].Line == ls[i].Line {
+			// "Are you sure? I am pretty sure you can get a permit at 15.": a bare challenge
+			// says that something is wrong; the clause after it says what is right.
+			j++
+			end = ls[j].End
+		}
+		if t != "" && t != Blocking {
+			spans = append(spans, span(msg, t, dropFiller(msg, segment{ls[i].Start, end})))
+		}
+		i = j + 1
+	}
+	slices.SortStableFunc(spans, func(a, b Span) int {
+		return cmp.Or(cmp.Compare(a.Start, b.Start), cmp.Compare(b.Type.Priority(), a.Type.Priority()))
+	})
+	return spans
+}
+
+func span(msg string, t Type, s segment) Span {
+	return Span{Type: t, Text: msg[s.Start:s.End], Start: s.Start, End: s.End}
+}
+
+// spanFiller opens a clause without being part of the invariant: politeness, hesitation and
+// the announcement of a typo ("sorry, typo: it's RERANK_TOP_N").
+var spanFiller = regexp.MustCompile(`^(?i:(?:sorry|excuse me|please|pls|plz|wait|hmm+|nope|ok(?:ay)?|yes|yeah|thanks|thank you|btw|well|my bad|typo|one thing though|also|just)\b[\s,:.!]*)+`)
+
+// dropFiller narrows s past the fillers that open it, unless nothing would be left.
+func dropFiller(msg string, s segment) segment {
+	n := len(spanFiller.FindString(msg[s.Start:s.End]))
+	if n > 0 && n < s.End-s.Start {
+		s.Start += n
+	}
+	return s
+}
+
+// keyFailure returns the one blocking-error span of a message, if any clause is labelled one.
+func keyFailure(msg string, ls []labelled) (Span, bool) {
+	sure := -1
+	for i, l := range ls {
+		if classes[l.class] == Blocking && (sure < 0 || l.p > ls[sure].p) {
+			sure = i
+		}
+	}
+	if sure < 0 {
+		return Span{}, false
+	}
+	var best segment
+	bestScore := 0
+	for _, l := range ls {
+		if t := classes[l.class]; t != "" && t != Blocking {
+			continue // quoted text in a requirement is not the failure ("never log 'invalid password'")
+		}
+		seg, score := pastedError(msg, l.clause)
+		if score > bestScore || score == bestScore && score > 0 && seg.End-seg.Start > best.End-best.Start {
+			best, bestScore = seg, score
+		}
+	}
+	if bestScore == 0 {
+		best = dropFiller(msg, ls[sure].segment)
+	}
+	return span(msg, Blocking, best), true
+}
+
+var (
+	// quotedText is text in `backticks`, "double quotes" or 'single quotes'; a single quote
+	// must follow a space, a bracket or a colon, so that apostrophes do not open quotes.
+	quotedText = regexp.MustCompile("`[^`]+`|\"[^\"]+\"|(?:^|[\\s(:])('[^']{3,}')")
+	// errorStart is where the record of an error begins inside a line of output: after it,
+	// the line is the error ("terraform apply: Error acquiring the state lock").
+	errorStart = regexp.MustCompile(`\b(?:\w+\.)*[A-Z]\w*(?:Error|Exception)\b|\bnpm ERR!|\bFAILED\b|\bFATAL\b|\bpanic:|\bfatal:|\b[Ee]rror(?:\[\w+\])?:|\bError\b|\b[A-Z_]+_(?:FAILED|ERROR|DENIED|REFUSED|TIMEOUT|INVALID)\b`)
+	// errorText is what makes quoted text an error message rather than a name or a command.
+	errorText = regexp.MustCompile(`(?i)error|exception|fail|fatal|panic|denied|refused|rejected|invalid|unable|cannot|can't|could not|not found|no such|died|timed out|\w: \w|[A-Z][a-z]+(?:[A-Z][a-z]+)+(?:Off|Killed|Failed|Denied)\b`)
+)
+
+// outputPrefix reports whether p, the text before an error name, is what tools print before
+// their errors: nothing, or a short label ending in ": ", "| " or "$ " ("api-1  | ",
+// "terraform apply: "), rather than a sentence that mentions the error.
+func outputPrefix(p string) bool {
+	if p == "" || strings.TrimSpace(p) == "" {
+		return true
+	}
+	return len(p) <= 30 && (strings.HasSuffix(p, ": ") || strings.HasSuffix(p, "| ") || strings.HasSuffix(p, "$ "))
+}
+
+// pastedError finds error text pasted into clause c and says how telling it is: 0 for none;
+// 1 for quoted text that reads like an error, or an error as tools print it; one more if it names
+// an error class ("KeyError", "npm ERR!", "FAILED"), and one more if a message follows the name
+// ("KeyError: 'embedding'" tells more than "Traceback (most recent call last)").
+func pastedError(msg string, c clause) (segment, int) {
+	text := msg[c.Start:c.End]
+	var seg segment
+	found := false
+	for _, m := range quotedText.FindAllStringSubmatchIndex(text, -1) {
+		start, end := m[0], m[1]
+		if m[2] >= 0 {
+			start, end = m[2], m[3]
+		}
+		if errorText.MatchString(text[start:end]) && (!found || end-start > seg.End-seg.Start) {
+			seg, found = segment{c.Start + start, c.Start + end}, true
+		}
+	}
+	if loc := errorStart.FindStringIndex(text); !found && loc != nil && outputPrefix(text[:loc[0]]) {
+		seg, found = segment{c.Start + loc[0], c.End}, true
+	}
+	if !found {
+		return segment{}, 0
+	}
+	score := 1
+	record := msg[seg.Start:seg.End]
+	if loc := errorStart.FindStringIndex(record); loc != nil {
+		score++
+		if strings.Contains(record[loc[1]:], " ") {
+			score++
+		}
+	}
+	return seg, score
+}

@@ -1,0 +1,83 @@
+// Package invariant finds sticky invariants in user messages: the safety requirements,
+// corrections, hard constraints and blocking errors that a conversation must keep in front of
+// its LLM on every later turn, however the context is trimmed.
+//
+// Detection is cheap and needs no model files. A message is cut into clauses. Cue rules written
+// from the labelling conventions (../shared/data/labels/README.md §2) give each clause the types
+// it may have: a safety requirement needs the wording of a rule and something to protect, a
+// question or "it's not required" is no requirement, a fixed or hypothetical error is not
+// blocking, and so on. A small multinomial logistic regression over the same cues, trained on
+// the labelled messages (weights.go), picks among those candidates. At the regularisation that
+// cross-validation chose it is mostly a learned order of precedence (a safety reading wins, then
+// small cue weights decide between correction, constraint and failure); freer weights fit the
+// 200 examples and did worse on held-out folds. Spans are then put together: adjacent clauses of
+// one type merge, and a message's blocking error is its pasted error text when it has one.
+//
+// TestReport prints how well it does; the figures are in its output and in the comments there.
+package invariant
+
+// Type is the kind of a sticky invariant.
+type Type string
+
+// The types of sticky invariant, as the labelling conventions define them.
+const (
+	// Safety is a constraint whose purpose is safety, security or privacy: "never log the access
+	// token", "keep the data in the EU", an allergy the answers must respect.
+	Safety Type = "safety_requirement"
+	// Correction is the user correcting an earlier statement or assumption, theirs or the
+	// assistant's: "no, use LDAP, not OAuth", "I meant saturn".
+	Correction Type = "user_correction"
+	// Constraint is an explicit, non-negotiable requirement on the solution that is not about
+	// safety: "the image must stay under 500MB", "no later than 09:45".
+	Constraint Type = "hard_constraint"
+	// Blocking is a current failure that blocks progress: the pasted error line, or the clause
+	// that reports the failure.
+	Blocking Type = "blocking_error"
+)
+
+// Types lists the invariant types in priority order, highest first.
+var Types = []Type{Safety, Correction, Constraint, Blocking}
+
+// Priority orders invariants when a bundle has to choose: safety first, then the latest
+// correction, hard constraints, and blocking errors. An unknown type has priority 0.
+func (t Type) Priority() int {
+	switch t {
+	case Safety:
+		return 1000
+	case Correction:
+		return 900
+	case Constraint:
+		return 800
+	case Blocking:
+		return 700
+	}
+	return 0
+}
+
+// Span is one invariant found in a message. Start and End are byte offsets into the message, so
+// message[Start:End] == Text.
+type Span struct {
+	Type       Type
+	Text       string
+	Start, End int
+}
+
+// Invariant is a detected span tied to the conversation turn it came from.
+type Invariant struct {
+	Type      Type
+	Text      string
+	Turn      int
+	MessageID string
+	Priority  int
+}
+
+// Message is one user message of a conversation.
+type Message struct {
+	ID   string
+	Turn int
+	Text string
+	// Spans are the message's detected spans when they were kept from an earlier Detect;
+	// nil runs Detect again. Detect costs milliseconds on a pasted log, and a conversation's
+	// messages are read every turn.
+	Spans []Span
+}

@@ -1,0 +1,190 @@
+package invariant
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestPriority(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		t    Type
+		want int
+	}{
+		{Safety, 1000}, {Correction, 900}, {Constraint, 800}, {Blocking, 700}, {"", 0}, {"other", 0},
+	} {
+		require.Equal(t, tc.want, tc.t.Priority(), tc.t)
+	}
+	for i := 1; i < len(Types); i++ {
+		require.Greater(t, Types[i-1].Priority(), Types[i].Priority(), "Types is in priority order")
+	}
+}
+
+// want is one expected span, by type and text.
+type want struct {
+	Type Type
+	Text string
+}
+
+func TestDetect(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		msg  string
+		want []want
+	}{
+		// The definitions' own examples.
+		{"safety over constraint", "Never log the access token, not even at debug level.",
+			[]want{{Safety, "Never log the access token, not even at debug level."}}},
+		{"soft safety ask", "please make sure passwords get redacted in the debug output",
+			[]want{{Safety, "make sure passwords get redacted in the debug output"}}},
+		{"data residency", "keep all customer data in the EU", []want{{Safety, "keep all customer data in the EU"}}},
+		{"read-only user", "the DB user must be read-only", []want{{Safety, "the DB user must be read-only"}}},
+		{"TLS", "don't disable TLS verification", []want{{Safety, "don't disable TLS verification"}}},
+		{"kill switch", "the kill switch stays on whatever you change", []want{{Safety, "the kill switch stays on whatever you change"}}},
+		{"allergy", "I'm allergic to shellfish, so no recipes with shrimp", []want{{Safety, "no recipes with shrimp"}}},
+		{"correction no-not", "No, use LDAP, not OAuth", []want{{Correction, "No, use LDAP, not OAuth"}}},
+		{"correction actually", "actually it's Python 3.8", []want{{Correction, "actually it's Python 3.8"}}},
+		{"correction meant", "oh I meant saturn", []want{{Correction, "oh I meant saturn"}}},
+		{"challenge and its reason", "Are you sure? I think you can get a permit at 15 years old.",
+			[]want{{Correction, "Are you sure? I think you can get a permit at 15 years old."}}},
+		{"you said", "what? you said it is free to open one!", []want{{Correction, "you said it is free to open one!"}}},
+		{"change of request", "Never mind, I don't want a restaurant", []want{{Correction, "Never mind, I don't want a restaurant"}}},
+		{"constraint must", "the image must stay under 500MB", []want{{Constraint, "the image must stay under 500MB"}}},
+		{"constraint inside a sentence", "I need to arrive much earlier, no later than 09:45.", []want{{Constraint, "no later than 09:45."}}},
+		{"constraint don't want", "I don't want a guesthouse", []want{{Constraint, "I don't want a guesthouse"}}},
+		{"failure clause", "I cannot get select query to work", []want{{Blocking, "I cannot get select query to work"}}},
+		{"key line of a trace", "Traceback (most recent call last):\n  File \"ingest.py\", line 88, in <module>\n    main()\n" +
+			"UnicodeDecodeError: 'utf-8' codec can't decode byte 0xe9 in position 2047",
+			[]want{{Blocking, "UnicodeDecodeError: 'utf-8' codec can't decode byte 0xe9 in position 2047"}}},
+		{"quoted error over the prose around it", "npm install fails on CI with `npm ERR! ERESOLVE unable to resolve dependency tree`, so I can't merge",
+			[]want{{Blocking, "`npm ERR! ERESOLVE unable to resolve dependency tree`"}}},
+		{"two types", "cannot build the docker image. the image must stay under 500MB btw",
+			[]want{{Blocking, "cannot build the docker image."}, {Constraint, "the image must stay under 500MB btw"}}},
+
+		// Distractors: no invariant.
+		{"I must say", "I must say, this is great", nil},
+		{"you must be", "you must be tired of me", nil},
+		{"always happy", "always happy to learn", nil},
+		{"at least it compiles", "at least it compiles now", nil},
+		{"never mind a question", "never mind, I found it", nil},
+		{"fixed error", "the KeyError from yesterday is fixed now, thanks", nil},
+		{"error asked about", "what does exit code 137 mean?", nil},
+		{"question about a rule", "must be in-state business to participate?", nil},
+		{"safe as a topic", "Is the covid vaccine safe?", nil},
+		{"not required", "it's not required", nil},
+		{"no security requirement", "security isn't a concern for this prototype", nil},
+		{"soft should", "it should have wifi", nil},
+		{"soft ideally", "ideally under 100 lines", nil},
+		{"nice to have", "dark mode would be nice to have", nil},
+		{"if possible", "a sea view if possible", nil},
+		{"quoted docs", `The docs say "tokens must never be logged". Why?`, nil},
+		{"empty", "", nil},
+		{"blank", " \n\t ", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var got []want
+			for _, s := range Detect(tc.msg) {
+				got = append(got, want{s.Type, s.Text})
+			}
+			require.Equal(t, tc.want, got, "Detect(%q)", tc.msg)
+		})
+	}
+}
+
+// checkSpans fails unless spans are well formed for msg: each span's Text is msg[Start:End],
+// non-empty, on rune boundaries, of a known type, and the spans are in message order.
+func checkSpans(t *testing.T, msg string, spans []Span) {
+	t.Helper()
+	for i, s := range spans {
+		require.True(t, 0 <= s.Start && s.Start < s.End && s.End <= len(msg), "span %d [%d,%d) of %q", i, s.Start, s.End, msg)
+		require.Equal(t, msg[s.Start:s.End], s.Text, "span %d of %q", i, msg)
+		require.True(t, utf8.ValidString(s.Text), "span %d of %q cuts a rune", i, msg)
+		require.Equal(t, s.Text, strings.TrimSpace(s.Text), "span %d of %q has surrounding space", i, msg)
+		require.Positive(t, s.Type.Priority(), "span %d of %q has type %q", i, msg, s.Type)
+		if i > 0 {
+			require.LessOrEqual(t, spans[i-1].Start, s.Start, "spans of %q out of order", msg)
+		}
+	}
+}
+
+func TestDetectOffsets(t *testing.T) {
+	t.Parallel()
+	for _, ex := range loadExamples(t) {
+		checkSpans(t, ex.Text, Detect(ex.Text))
+	}
+}
+
+func FuzzDetect(f *testing.F) {
+	for _, s := range []string{
+		"", "—", "\n", "must", "`unbalanced", `"half`, "Sorry, it's the EU cluster — not US. Which means nothing may leave eu-central-1.",
+		"No , I want to be in the centre of town . What about architecture attractions ?",
+		"api-1  | ModuleNotFoundError: No module named 'dotenv'\napi-1 exited with code 1",
+		"npm ERR! code ERESOLVE\nnpm ERR! ERESOLVE unable to resolve dependency tree",
+		"Ünïcödé must never be lost… ok? — fine; “quotes” and ‘these’",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, msg string) {
+		if !utf8.ValidString(msg) {
+			t.Skip()
+		}
+		checkSpans(t, msg, Detect(msg))
+	})
+}
+
+func BenchmarkDetect(b *testing.B) {
+	for _, bc := range []struct {
+		name, msg string
+	}{
+		{"sentence", "Never log the access token, not even at debug level. Students paste their debug output into the forum."},
+		{"multiwoz", "No , I want to be in the centre of town . What about architecture attractions ?"},
+		{"trace", "Traceback (most recent call last):\n  File \"ingest.py\", line 88, in <module>\n    main()\n" +
+			"UnicodeDecodeError: 'utf-8' codec can't decode byte 0xe9"},
+		// 8 KB of pasted log, the most a message may hold.
+		{"log", strings.Repeat("2024-05-02T10:00:00Z worker-3 INFO processed batch 17 in 412ms, 512 chunks\n", 100) +
+			"2024-05-02T10:00:01Z worker-3 ERROR OOMKilled (exit 137)"},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				Detect(bc.msg)
+			}
+		})
+	}
+}
+
+func TestClauses(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		msg  string
+		want []string
+	}{
+		{"Never log the access token, not even at debug level. Students paste their output.",
+			[]string{"Never log the access token, not even at debug level.", "Students paste their output."}},
+		{"it's the EU cluster, not US", []string{"it's the EU cluster, not US"}},
+		{"I need to arrive much earlier , no later than 09:45 .", []string{"I need to arrive much earlier", "no later than 09:45"}},
+		{"don't commit the .env file, and rotate the key", []string{"don't commit the .env file", "rotate the key"}},
+		{"we have to keep the p99 under 1s AND never return other tenants' rows",
+			[]string{"we have to keep the p99 under 1s", "never return other tenants' rows"}},
+		{"mask emails and phone numbers", []string{"mask emails and phone numbers"}},
+		{"Are you sure? I think so", []string{"Are you sure?", "I think so"}},
+		{"I meant c. tschudii, e.g. the wild one", []string{"I meant c. tschudii, e.g. the wild one"}},
+		{"it says \"Could not place order. Try again.\" every time", []string{"it says \"Could not place order. Try again.\" every time"}},
+		{"npm ERR! code ERESOLVE\nnpm ERR! ERESOLVE unable to resolve", []string{"npm ERR! code ERESOLVE", "npm ERR! ERESOLVE unable to resolve"}},
+		{"zsh: illegal hardware instruction — as soon as it starts", []string{"zsh: illegal hardware instruction", "as soon as it starts"}},
+		{"So long as it has parking. and it must be cheap", []string{"So long as it has parking.", "it must be cheap"}},
+		{"", nil},
+	} {
+		var got []string
+		for _, c := range clauses(tc.msg) {
+			require.True(t, c.Sentence.Start <= c.Start && c.End <= c.Sentence.End, "clause inside its sentence")
+			require.True(t, c.Line.Start <= c.Sentence.Start && c.Sentence.End <= c.Line.End, "sentence inside its line")
+			got = append(got, tc.msg[c.Start:c.End])
+		}
+		require.Equal(t, tc.want, got, "clauses(%q)", tc.msg)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"sort"
@@ -16,10 +17,12 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/ragd/ragd"
+	"github.com/ragd/ragd/bundle"
 	"github.com/ragd/ragd/carry"
 	"github.com/ragd/ragd/dedupe"
 	"github.com/ragd/ragd/fuse"
 	"github.com/ragd/ragd/ingest"
+	"github.com/ragd/ragd/mode"
 	"github.com/ragd/ragd/store"
 )
 
@@ -80,6 +83,17 @@ type Config struct {
 	// ContextTerms how many words it adds.
 	ContextTitles int
 	ContextTerms  int
+	// Mode tunes mode detection (threshold 0.70, smoothing over the last 3 modes).
+	Mode mode.Config
+	// Rules are the operator's rules, placed in every bundle's rules section after the sticky
+	// invariants.
+	Rules []string
+	// CapsuleTokens bounds the summary of one finished goal.
+	CapsuleTokens int
+	// ControlRatio is the share of new conversations given GENERAL budgets whatever their mode
+	// (control); the others (treatment) get their mode's budgets. 0, the default, puts every
+	// conversation in treatment; 0.5 runs the spec's A/B experiment.
+	ControlRatio float64
 	// KGNeighbours is how many 1-hop neighbours of the repeated entities the graph adds, KGChunks
 	// the most chunks its list brings into fusion, and KGWeight that list's weight.
 	KGNeighbours int
@@ -112,6 +126,10 @@ func (c Config) WithDefaults() Config {
 	set(&c.ContextTitles, 2)
 	set(&c.ContextTerms, 3)
 	set(&c.KGNeighbours, 5)
+	set(&c.CapsuleTokens, 400)
+	if c.Mode == (mode.Config{}) {
+		c.Mode = mode.DefaultConfig()
+	}
 	set(&c.KGChunks, 10)
 	if c.KGWeight == 0 {
 		c.KGWeight = 0.5
@@ -175,6 +193,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("intent threshold %g out of range 0..1", c.IntentThreshold)
 	case c.PinChunks < 1 || c.SourceChunks < 1:
 		return errors.New("pin and source chunk limits must be positive")
+	case c.ControlRatio < 0 || c.ControlRatio > 1:
+		return fmt.Errorf("control ratio %g out of range 0..1", c.ControlRatio)
+	case c.Mode.Threshold < 0 || c.Mode.Threshold > 1:
+		return fmt.Errorf("mode threshold %g out of range 0..1", c.Mode.Threshold)
 	}
 	return c.Carry.Validate()
 }
@@ -269,6 +291,12 @@ type Deps struct {
 	Intent   IntentClassifier
 	// Graph is the mini knowledge graph; nil turns it off.
 	Graph Graph
+	// Monitors watch the mode distribution across conversations; nil fields are not watched.
+	Monitors Monitors
+	// BuildBundle builds context bundles; nil is bundle.Build. The pipeline checks what it
+	// returns for lost invariants and rebuilds with bundle.Build and GENERAL budgets.
+	BuildBundle func(bundle.Input) bundle.Bundle
+	Logger      *slog.Logger
 }
 
 // Graph answers the knowledge graph's two questions.
@@ -291,6 +319,12 @@ func New(cfg Config, d Deps) (*Pipeline, error) {
 	}
 	if d.Index == nil || d.Store == nil {
 		return nil, errors.New("ask: an index and a store are required")
+	}
+	if d.Logger == nil {
+		d.Logger = slog.Default()
+	}
+	if d.BuildBundle == nil {
+		d.BuildBundle = bundle.Build
 	}
 	return &Pipeline{cfg: cfg, Deps: d}, nil
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/ragd/ragd/carry"
 	"github.com/ragd/ragd/citations"
 	"github.com/ragd/ragd/fuse"
+	"github.com/ragd/ragd/invariant"
 	"github.com/ragd/ragd/kg"
 	"github.com/ragd/ragd/store"
 )
@@ -25,7 +27,7 @@ type TurnStore interface {
 	ConversationState(ctx context.Context, id uuid.UUID) (*store.ConversationState, error)
 	Messages(ctx context.Context, conv uuid.UUID) ([]ragd.Message, error)
 	Document(ctx context.Context, id uuid.UUID) (*ragd.Document, error)
-	Turn(ctx context.Context, id uuid.UUID, ab string, fn func(*store.ConversationState) (*store.TurnWrite, error)) (*store.TurnResult, error)
+	Turn(ctx context.Context, ref store.ConversationRef, fn func(*store.ConversationState) (*store.TurnWrite, error)) (*store.TurnResult, error)
 	VersionInfo(ctx context.Context, refs []store.VersionRef) (map[store.VersionRef]store.VersionInfo, error)
 }
 
@@ -58,6 +60,9 @@ type Request struct {
 	Message        string
 	// Pins are documents the user pins with this turn: carried into it and every later one.
 	Pins []uuid.UUID
+	// ModeHint is the chat UI's word for the interaction (task, debug, explore, learn,
+	// general...); unknown or empty leaves the mode to the classifier.
+	ModeHint string
 }
 
 // Source is one passage a turn returns, with its facts and where it came from.
@@ -101,6 +106,8 @@ type Turn struct {
 	AssistantMessageID uuid.UUID
 	Intent             Intent
 	Carry              CarryReport
+	Mode               Mode
+	Context            Context
 	Sources            []Source
 	// Ranked is every candidate of the turn in final order, before the cut to Sources; for
 	// evaluation, which scores rankings deeper than the sources a turn returns.
@@ -147,15 +154,18 @@ func (p *Pipeline) Ask(ctx context.Context, req Request) (*Turn, error) {
 	}
 	turn := &Turn{Skipped: map[string]string{}, question: req.Message}
 	t := time.Now()
-	st, history, err := p.load(ctx, req)
+	st, cv, err := p.load(ctx, req)
 	if err != nil {
 		return nil, err
 	}
+	history := cv.history
 	turn.Timings.add("load_conversation", time.Since(t))
 
 	t = time.Now()
 	turn.Intent = p.classify(req.Message, history, st.Sources)
-	turn.Timings.add("intent", time.Since(t))
+	turn.Mode = p.detectMode(req.ModeHint, req.Message, history, cv.modes)
+	spans := invariant.Detect(req.Message)
+	turn.Timings.add("classify", time.Since(t))
 
 	o := rankOptions{rerank: p.Reranker != nil, known: map[int64]float64{}, vectors: map[string][]float32{}}
 	if p.Embedder == nil {
@@ -189,20 +199,50 @@ func (p *Pipeline) Ask(ctx context.Context, req Request) (*Turn, error) {
 	}
 	turn.Timings.add("describe", time.Since(t))
 
+	ref := store.ConversationRef{ID: req.ConversationID}
+	if ref.ID == uuid.Nil {
+		if ref.ID, err = uuid.NewV7(); err != nil {
+			return nil, fmt.Errorf("ask: new conversation id: %w", err)
+		}
+		ref.New, ref.Arm = true, p.arm(ref.ID)
+	}
 	t = time.Now()
-	var factsTime time.Duration
-	res, err := p.Turns.Turn(ctx, req.ConversationID, "", func(st *store.ConversationState) (*store.TurnWrite, error) {
+	var factsTime, contextTime time.Duration
+	res, err := p.Turns.Turn(ctx, ref, func(st *store.ConversationState) (*store.TurnWrite, error) {
 		tf := time.Now()
 		w := record(turnRecord{message: req.Message, sources: sources, intent: turn.Intent, belowTau: belowTau,
 			pins: req.Pins, perSource: p.cfg.FactsPerSource, carry: p.cfg.Carry, now: time.Now().UTC()}, st)
 		factsTime = time.Since(tf)
+		// The bundle is built here, from the conversation as locked, so the telemetry recorded
+		// with the turn describes exactly the bundle returned.
+		tc := time.Now()
+		goal := st.Conversation.GoalTurn
+		if w.GoalTurn > 0 {
+			goal = w.GoalTurn
+		}
+		in := p.bundleInput(cv, st.Conversation.Turn+1, req.Message, spans, max(goal, 1))
+		in.Evidence = evidence(sources)
+		arm := st.Conversation.ABArm
+		if ref.New {
+			arm = ref.Arm
+		}
+		turn.Context = p.buildContext(in, turn.Mode.Mode, arm)
+		telemetry(w, turn)
+		w.UserMeta = map[string]any{"invariants": spans, "goal_start": w.GoalTurn > 0}
+		contextTime = time.Since(tc)
 		return w, nil
 	})
 	if err != nil {
 		return nil, err
 	}
+	if len(turn.Context.Breach) > 0 {
+		p.Logger.ErrorContext(ctx, "context bundle lost sticky invariants: rebuilt with GENERAL budgets",
+			slog.String("conversation", res.Conversation.ID.String()), slog.Int("turn", res.Conversation.Turn),
+			slog.String("mode", string(turn.Mode.Mode)), slog.String("missing", invariantTexts(turn.Context.Breach)))
+	}
 	turn.Timings.add("facts", factsTime)
-	turn.Timings.add("persist", time.Since(t)-factsTime)
+	turn.Timings.add("context", contextTime)
+	turn.Timings.add("persist", time.Since(t)-factsTime-contextTime)
 	turn.ConversationID = res.Conversation.ID
 	turn.Turn = res.Conversation.Turn
 	turn.UserMessageID = res.UserMessageID
@@ -214,35 +254,29 @@ func (p *Pipeline) Ask(ctx context.Context, req Request) (*Turn, error) {
 }
 
 // load reads the conversation the turn continues (an empty state for a new one) and its
-// previous user turns, and checks that pinned documents exist.
-func (p *Pipeline) load(ctx context.Context, req Request) (*store.ConversationState, []string, error) {
+// messages, and checks that pinned documents exist.
+func (p *Pipeline) load(ctx context.Context, req Request) (*store.ConversationState, conversation, error) {
 	for _, id := range req.Pins {
 		d, err := p.Turns.Document(ctx, id)
 		if err != nil {
-			return nil, nil, fmt.Errorf("pin: %w", err)
+			return nil, conversation{}, fmt.Errorf("pin: %w", err)
 		}
 		if d.DeletedAt != nil {
-			return nil, nil, fmt.Errorf("pin: document %s was deleted: %w", id, ragd.ErrNotFound)
+			return nil, conversation{}, fmt.Errorf("pin: document %s was deleted: %w", id, ragd.ErrNotFound)
 		}
 	}
 	if req.ConversationID == uuid.Nil {
-		return &store.ConversationState{}, nil, nil
+		return &store.ConversationState{}, conversation{}, nil
 	}
 	st, err := p.Turns.ConversationState(ctx, req.ConversationID)
 	if err != nil {
-		return nil, nil, err
+		return nil, conversation{}, err
 	}
 	msgs, err := p.Turns.Messages(ctx, req.ConversationID)
 	if err != nil {
-		return nil, nil, err
+		return nil, conversation{}, err
 	}
-	var history []string
-	for _, m := range msgs {
-		if m.Role == "user" {
-			history = append(history, m.Content)
-		}
-	}
-	return st, history, nil
+	return st, readConversation(msgs), nil
 }
 
 // classify returns the turn's intent. A first turn has no topic to keep: it is a new topic.
@@ -675,7 +709,7 @@ func record(r turnRecord, st *store.ConversationState) *store.TurnWrite {
 	}
 	number := st.Conversation.Turn + 1
 	w := &store.TurnWrite{UserMessage: r.message,
-		Meta: map[string]any{"sources": len(r.sources), "intent": r.intent.Label, "intent_confidence": r.intent.Confidence}}
+		Meta: map[string]any{"sources": len(r.sources), "turn_intent": r.intent.Label, "turn_intent_confidence": r.intent.Confidence}}
 	used := map[uuid.UUID]carry.Used{}
 	for i, e := range sheet {
 		s := &r.sources[i]

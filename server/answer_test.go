@@ -88,7 +88,7 @@ func TestAnswerWithLLM(t *testing.T) {
 			require.NoError(t, json.Unmarshal([]byte(ev.Data), &done))
 		}
 	}
-	require.Equal(t, []string{"meta", "source", "answer", "done"}, types)
+	require.Equal(t, []string{"meta", "source", "context", "answer", "done"}, types)
 	require.Equal(t, "Leave the building [A1]. Call the gas company.", streamed.String())
 	require.Equal(t, streamed.String(), done.Answer)
 	require.Equal(t, []string{"ZZ99"}, done.Phantoms)

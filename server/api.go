@@ -7,6 +7,7 @@ import (
 
 	"github.com/ragd/ragd"
 	"github.com/ragd/ragd/ask"
+	"github.com/ragd/ragd/invariant"
 )
 
 // The JSON shapes of the API. They are kept apart from the domain types so the wire format
@@ -15,6 +16,7 @@ import (
 type askRequest struct {
 	ConversationID *uuid.UUID  `json:"conversation_id"`
 	Message        string      `json:"message"`
+	Intent         string      `json:"intent"` // the interaction hint: task, debug, explore, learn, general...
 	Pins           []uuid.UUID `json:"pins"`
 }
 
@@ -93,6 +95,72 @@ type intentJSON struct {
 	Entities   []string `json:"entities,omitempty"`
 }
 
+type modeJSON struct {
+	Label      string  `json:"label"`
+	Confidence float64 `json:"confidence"`
+	Source     string  `json:"source"`
+	Reason     string  `json:"reason,omitempty"`
+	Classified string  `json:"classified,omitempty"`
+}
+
+func modeOf(m ask.Mode) modeJSON {
+	return modeJSON{Label: string(m.Mode), Confidence: m.Confidence, Source: string(m.Source), Reason: m.Reason,
+		Classified: string(m.Classified)}
+}
+
+type sectionJSON struct {
+	Name   string   `json:"name"`
+	Budget int      `json:"budget_tokens"`
+	Used   int      `json:"used_tokens"`
+	Items  int      `json:"items"`
+	Cut    []string `json:"cut"`
+}
+
+type invariantJSON struct {
+	Type     string `json:"type"`
+	Text     string `json:"text"`
+	Turn     int    `json:"turn"`
+	Priority int    `json:"priority"`
+}
+
+// contextJSON is the context bundle the UI hands to its LLM: the rendered text and how each
+// section was cut to its mode's budget.
+type contextJSON struct {
+	Mode         string          `json:"mode"`
+	Arm          string          `json:"arm"`
+	BudgetTokens int             `json:"budget_tokens"`
+	UsedTokens   int             `json:"used_tokens"`
+	Sections     []sectionJSON   `json:"sections"`
+	Invariants   []invariantJSON `json:"invariants"`
+	Breach       []invariantJSON `json:"breach,omitempty"`
+	Fallback     bool            `json:"fallback"`
+	Text         string          `json:"text"`
+}
+
+func invariantsOf(invs []invariant.Invariant) []invariantJSON {
+	out := make([]invariantJSON, len(invs))
+	for i, inv := range invs {
+		out[i] = invariantJSON{Type: string(inv.Type), Text: inv.Text, Turn: inv.Turn, Priority: inv.Priority}
+	}
+	return out
+}
+
+func contextOf(c ask.Context) contextJSON {
+	out := contextJSON{Mode: c.Mode, Arm: c.Arm, BudgetTokens: c.BudgetTokens, UsedTokens: c.UsedTokens,
+		Invariants: invariantsOf(c.Invariants), Fallback: c.Fallback, Text: c.Text}
+	if len(c.Breach) > 0 {
+		out.Breach = invariantsOf(c.Breach)
+	}
+	for _, s := range c.Sections {
+		cut := s.Cut
+		if cut == nil {
+			cut = []string{}
+		}
+		out.Sections = append(out.Sections, sectionJSON{Name: s.Name, Budget: s.Budget, Used: s.Used, Items: len(s.Items), Cut: cut})
+	}
+	return out
+}
+
 type carryJSON struct {
 	Method     string `json:"method,omitempty"`
 	Candidates int    `json:"candidates"`
@@ -105,7 +173,8 @@ type metaJSON struct {
 	Turn           int           `json:"turn"`
 	MessageID      uuid.UUID     `json:"message_id"`
 	UserMessageID  uuid.UUID     `json:"user_message_id"`
-	Intent         intentJSON    `json:"intent"`
+	TurnIntent     intentJSON    `json:"turn_intent"`
+	Mode           modeJSON      `json:"mode"`
 	Carry          carryJSON     `json:"carry"`
 	Retrieval      retrievalJSON `json:"retrieval"`
 	Timings        []timingJSON  `json:"timings"`
@@ -114,7 +183,8 @@ type metaJSON struct {
 func metaOf(t *ask.Turn) metaJSON {
 	return metaJSON{ConversationID: t.ConversationID, Turn: t.Turn, MessageID: t.AssistantMessageID,
 		UserMessageID: t.UserMessageID,
-		Intent:        intentJSON{Label: t.Intent.Label, Confidence: t.Intent.Confidence, Entities: t.Intent.Entities},
+		TurnIntent:    intentJSON{Label: t.Intent.Label, Confidence: t.Intent.Confidence, Entities: t.Intent.Entities},
+		Mode:          modeOf(t.Mode),
 		Carry:         carryJSON{Method: t.Carry.Method, Candidates: t.Carry.Candidates, Entered: t.Carry.Entered},
 		Retrieval:     retrievalJSON{Lists: t.Lists, Queries: t.Queries, Reranked: t.Reranked, Skipped: t.Skipped},
 		Timings:       timingsOf(t.Timings)}
@@ -123,6 +193,7 @@ func metaOf(t *ask.Turn) metaJSON {
 type askResponse struct {
 	metaJSON
 	Sources  []sourceJSON `json:"sources"`
+	Context  contextJSON  `json:"context"`
 	Answer   string       `json:"answer"`
 	Phantoms []string     `json:"phantom_markers,omitempty"`
 }

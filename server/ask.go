@@ -16,7 +16,8 @@ const mimeEventStream = "text/event-stream"
 // ask answers a user turn as JSON, or as Server-Sent Events when the client asks for them.
 // The turn is validated, retrieved and recorded before the first byte is written, so a bad
 // request or a failed turn is an ordinary problem response with its status; the stream carries
-// what follows: meta, one event per source, answer deltas when an LLM is configured, done.
+// what follows: meta, one event per source, the context bundle, answer deltas when an LLM is
+// configured, done.
 func (s *Server) ask(c echo.Context) error {
 	format := accepts(c.Request().Header.Get(echo.HeaderAccept), echo.MIMEApplicationJSON, mimeEventStream)
 	if format == "" {
@@ -26,7 +27,7 @@ func (s *Server) ask(c echo.Context) error {
 	if err := decodeJSON(c, &req, s.cfg.MaxBodyBytes); err != nil {
 		return err
 	}
-	r := ask.Request{Message: req.Message, Pins: req.Pins}
+	r := ask.Request{Message: req.Message, Pins: req.Pins, ModeHint: req.Intent}
 	if req.ConversationID != nil {
 		r.ConversationID = *req.ConversationID
 	}
@@ -35,7 +36,7 @@ func (s *Server) ask(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	s.metrics.turn(turn.Timings)
+	s.metrics.turn(turn)
 	if format == mimeEventStream {
 		return s.stream(c, turn)
 	}
@@ -46,7 +47,8 @@ func (s *Server) ask(c echo.Context) error {
 		answer = turn.Answer
 		turn.Skipped["answer"] = "the LLM failed: " + err.Error()
 	}
-	resp := askResponse{metaJSON: metaOf(turn), Answer: answer, Phantoms: phantoms, Sources: make([]sourceJSON, len(turn.Sources))}
+	resp := askResponse{metaJSON: metaOf(turn), Answer: answer, Phantoms: phantoms, Context: contextOf(turn.Context),
+		Sources: make([]sourceJSON, len(turn.Sources))}
 	for i, src := range turn.Sources {
 		resp.Sources[i] = sourceOf(src)
 	}
@@ -92,6 +94,9 @@ func (s *Server) stream(c echo.Context, turn *ask.Turn) error {
 		if err := send("source", sourceOf(src)); err != nil {
 			return fail(err)
 		}
+	}
+	if err := send("context", contextOf(turn.Context)); err != nil {
+		return fail(err)
 	}
 	answer, phantoms, err := s.deps.Pipeline.Answer(ctx, turn, func(delta string) error {
 		return send("answer", map[string]string{"delta": delta})

@@ -43,7 +43,30 @@ type askResponse struct {
 	Intent         struct {
 		Label      string  `json:"label"`
 		Confidence float64 `json:"confidence"`
-	} `json:"intent"`
+	} `json:"turn_intent"`
+	Mode struct {
+		Label      string  `json:"label"`
+		Confidence float64 `json:"confidence"`
+		Source     string  `json:"source"`
+	} `json:"mode"`
+	Context struct {
+		Mode       string `json:"mode"`
+		Arm        string `json:"arm"`
+		UsedTokens int    `json:"used_tokens"`
+		Sections   []struct {
+			Name   string   `json:"name"`
+			Budget int      `json:"budget_tokens"`
+			Used   int      `json:"used_tokens"`
+			Cut    []string `json:"cut"`
+		} `json:"sections"`
+		Invariants []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"invariants"`
+		Breach   []any  `json:"breach"`
+		Fallback bool   `json:"fallback"`
+		Text     string `json:"text"`
+	} `json:"context"`
 	Retrieval struct {
 		Lists    []string          `json:"lists"`
 		Reranked bool              `json:"reranked"`
@@ -274,6 +297,8 @@ func TestAskStream(t *testing.T) {
 			var s source
 			require.NoError(t, json.Unmarshal([]byte(ev.Data), &s))
 			sources = append(sources, s)
+		case "context":
+			require.NoError(t, json.Unmarshal([]byte(ev.Data), &meta.Context))
 		case "done":
 			require.NoError(t, json.Unmarshal([]byte(ev.Data), &done))
 		default:
@@ -284,8 +309,10 @@ func TestAskStream(t *testing.T) {
 	for range sources {
 		want = append(want, "source")
 	}
-	want = append(want, "done")
-	require.Equal(t, want, types, "meta, one event per source, done")
+	want = append(want, "context", "done")
+	require.Equal(t, want, types, "meta, one event per source, the context bundle, done")
+	require.NotEmpty(t, meta.Context.Text)
+	require.Len(t, meta.Context.Sections, 6)
 	require.Equal(t, 1, meta.Turn)
 	require.NotEmpty(t, meta.ConversationID)
 	require.Equal(t, []string{"bm25"}, meta.Retrieval.Lists)

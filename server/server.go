@@ -91,6 +91,8 @@ type Deps struct {
 	Store    Store
 	Index    Index
 	Ingester Ingester
+	// Monitors are the pipeline's mode monitors, exported as gauges.
+	Monitors ask.Monitors
 	Logger   *slog.Logger
 	// Registry receives the server's metrics; nil uses a new registry.
 	Registry *prometheus.Registry
@@ -116,6 +118,7 @@ func New(cfg Config, deps Deps) *Server {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	s := &Server{cfg: cfg, deps: deps, echo: e, metrics: newMetrics(deps.Registry)}
+	monitorGauges(deps.Registry, deps.Monitors)
 	e.HTTPErrorHandler = s.problem
 	e.Use(s.observe)
 

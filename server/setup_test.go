@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ragd/ragd/ask"
+	"github.com/ragd/ragd/bundle"
 	"github.com/ragd/ragd/embed"
 	"github.com/ragd/ragd/encoder"
 	"github.com/ragd/ragd/index"
@@ -67,6 +68,9 @@ type options struct {
 	models   bool         // embeddings and the cross-encoder (stand-ins, on ONNX Runtime)
 	answerer ask.Answerer // an LLM
 	intent   ask.IntentClassifier
+	monitors ask.Monitors
+	pipeline ask.Config
+	build    func(bundle.Input) bundle.Bundle
 	corpus   bool          // ingest testdata/corpus
 	cfg      server.Config // limits
 }
@@ -85,7 +89,8 @@ func setup(t *testing.T, o options) *testBundle {
 	t.Cleanup(func() { ix.Close() })
 	b.index = ix
 
-	d := ask.Deps{Index: ix, Store: st, Turns: st, Answerer: o.answerer, Intent: o.intent}
+	d := ask.Deps{Index: ix, Store: st, Turns: st, Answerer: o.answerer, Intent: o.intent, Monitors: o.monitors,
+		BuildBundle: o.build}
 	var emb ingest.Embedder
 	if o.models {
 		e, s := loadModels(t)
@@ -99,9 +104,9 @@ func setup(t *testing.T, o options) *testBundle {
 		_, err = ix.CatchUp(ctx, st)
 		require.NoError(t, err)
 	}
-	p, err := ask.New(ask.Config{}, d)
+	p, err := ask.New(o.pipeline, d)
 	require.NoError(t, err)
-	srv := server.New(o.cfg, server.Deps{Pipeline: p, Store: st, Index: ix, Ingester: in})
+	srv := server.New(o.cfg, server.Deps{Pipeline: p, Store: st, Index: ix, Ingester: in, Monitors: o.monitors})
 	b.srv = httptest.NewServer(srv.Handler())
 	t.Cleanup(b.srv.Close)
 

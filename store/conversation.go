@@ -92,8 +92,9 @@ func (s *Store) conversationSources(ctx context.Context, id uuid.UUID) ([]ragd.C
 // TurnWrite is everything one turn records.
 type TurnWrite struct {
 	UserMessage string
-	Answer      string // ragd's answer: the fact sheet
-	Meta        map[string]any
+	UserMeta    map[string]any // what was learned of the user's message (its invariants)
+	Answer      string         // ragd's answer: the fact sheet
+	Meta        map[string]any // the turn's telemetry, on the assistant message
 	NextLetter  int
 	GoalTurn    int // 0 keeps the conversation's current goal
 	// Sources is the new state of every conversation source the turn touched.
@@ -122,32 +123,39 @@ type TurnResult struct {
 	AssistantMessageID uuid.UUID
 }
 
+// ConversationRef names the conversation of a turn: an existing one, or a new one to create with
+// this id and A/B arm.
+type ConversationRef struct {
+	ID  uuid.UUID
+	New bool
+	Arm string
+}
+
 // Turn records one turn in one transaction: the conversation row is locked, fn computes what to
 // write from the state as of the lock (so two concurrent turns of one conversation apply one after
 // the other), and the messages, citations, sources and counters are written; any failure leaves
-// the conversation exactly as it was. A zero id starts a new conversation with ab as its A/B arm.
-// The turn number fn writes is state.Conversation.Turn + 1.
-func (s *Store) Turn(ctx context.Context, id uuid.UUID, ab string, fn func(*ConversationState) (*TurnWrite, error)) (*TurnResult, error) {
+// the conversation exactly as it was. The turn number fn writes is state.Conversation.Turn + 1.
+func (s *Store) Turn(ctx context.Context, ref ConversationRef, fn func(*ConversationState) (*TurnWrite, error)) (*TurnResult, error) {
 	var res *TurnResult
 	err := s.InTx(ctx, func(tx *Store) error {
 		var err error
-		res, err = tx.turn(ctx, id, ab, fn)
+		res, err = tx.turn(ctx, ref, fn)
 		return err
 	})
 	return res, err
 }
 
-func (s *Store) turn(ctx context.Context, id uuid.UUID, ab string, fn func(*ConversationState) (*TurnWrite, error)) (*TurnResult, error) {
+func (s *Store) turn(ctx context.Context, ref ConversationRef, fn func(*ConversationState) (*TurnWrite, error)) (*TurnResult, error) {
 	var st *ConversationState
-	if id == uuid.Nil {
-		c, err := s.createConversation(ctx, ab)
+	if ref.New {
+		c, err := s.createConversation(ctx, ref.ID, ref.Arm)
 		if err != nil {
 			return nil, err
 		}
 		st = &ConversationState{Conversation: c}
 	} else {
 		var err error
-		if st, err = s.conversationState(ctx, id, true); err != nil {
+		if st, err = s.conversationState(ctx, ref.ID, true); err != nil {
 			return nil, err
 		}
 	}
@@ -168,14 +176,18 @@ func (s *Store) turn(ctx context.Context, id uuid.UUID, ab string, fn func(*Conv
 	if res.AssistantMessageID, err = uuid.NewV7(); err != nil {
 		return nil, err
 	}
-	meta, err := json.Marshal(w.Meta)
+	meta, err := json.Marshal(nonNilMeta(w.Meta))
+	if err != nil {
+		return nil, fmt.Errorf("store: turn meta: %w", err)
+	}
+	userMeta, err := json.Marshal(nonNilMeta(w.UserMeta))
 	if err != nil {
 		return nil, fmt.Errorf("store: turn meta: %w", err)
 	}
 	ts := now()
 	b := &pgx.Batch{}
-	b.Queue(`INSERT INTO messages (id, conversation_id, turn, role, content, created_at) VALUES ($1, $2, $3, 'user', $4, $5)`,
-		res.UserMessageID, conv.ID, conv.Turn, w.UserMessage, ts)
+	b.Queue(`INSERT INTO messages (id, conversation_id, turn, role, content, meta, created_at) VALUES ($1, $2, $3, 'user', $4, $5, $6)`,
+		res.UserMessageID, conv.ID, conv.Turn, w.UserMessage, userMeta, ts)
 	b.Queue(`INSERT INTO messages (id, conversation_id, turn, role, answer, meta, created_at) VALUES ($1, $2, $3, 'assistant', $4, $5, $6)`,
 		res.AssistantMessageID, conv.ID, conv.Turn, w.Answer, meta, ts)
 	for _, src := range w.Sources {
@@ -217,6 +229,13 @@ func (s *Store) turn(ctx context.Context, id uuid.UUID, ab string, fn func(*Conv
 	return res, nil
 }
 
+func nonNilMeta(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	return m
+}
+
 func nonNilFacts(f []ragd.Fact) []ragd.Fact {
 	if f == nil {
 		return []ragd.Fact{}
@@ -231,10 +250,9 @@ func nonNilIDs(ids []int64) []int64 {
 	return ids
 }
 
-func (s *Store) createConversation(ctx context.Context, ab string) (ragd.Conversation, error) {
-	id, err := uuid.NewV7()
-	if err != nil {
-		return ragd.Conversation{}, err
+func (s *Store) createConversation(ctx context.Context, id uuid.UUID, ab string) (ragd.Conversation, error) {
+	if id == uuid.Nil {
+		return ragd.Conversation{}, ragd.Invalidf("conversation_id", "a new conversation needs an id")
 	}
 	c, err := scanConversation(s.db.QueryRow(ctx, `
 		INSERT INTO conversations (id, ab_arm, created_at, updated_at) VALUES ($1, nullif($2, ''), $3, $3)

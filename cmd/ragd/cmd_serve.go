@@ -13,6 +13,7 @@ import (
 	"github.com/ragd/ragd/ingest"
 	"github.com/ragd/ragd/intent"
 	"github.com/ragd/ragd/llm"
+	"github.com/ragd/ragd/mode"
 	"github.com/ragd/ragd/server"
 )
 
@@ -44,7 +45,8 @@ func (c serveCmd) Run(ctx context.Context, a *app) error {
 	if err != nil {
 		return err
 	}
-	srv := server.New(server.Config{}, server.Deps{Pipeline: pipeline, Store: a.store, Index: a.index, Ingester: in, Logger: a.logger})
+	srv := server.New(server.Config{}, server.Deps{Pipeline: pipeline, Store: a.store, Index: a.index, Ingester: in,
+		Monitors: pipeline.Monitors, Logger: a.logger})
 	ln, err := net.Listen("tcp", a.cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", a.cfg.Listen, err)
@@ -73,7 +75,10 @@ func (c serveCmd) Run(ctx context.Context, a *app) error {
 // pipeline wires the turn pipeline from what the app opened.
 func (a *app) pipeline() (*ask.Pipeline, error) {
 	d := ask.Deps{Index: a.index, Store: a.store, Embedder: embedderOrNil(a), Reranker: rerankerOrNil(a), Turns: a.store,
-		Intent: turnIntent{}}
+		Intent: turnIntent{}, Logger: a.logger, Monitors: ask.Monitors{
+			Drift:         mode.NewDrift(mode.DriftConfig{Logger: a.logger}),
+			LowConfidence: mode.NewLowConfidence(mode.LowConfidenceConfig{Threshold: a.cfg.ModeThreshold, Logger: a.logger}),
+		}}
 	if a.cfg.KG {
 		d.Graph = a.store
 	}

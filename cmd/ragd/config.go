@@ -14,6 +14,7 @@ import (
 	"github.com/ragd/ragd/encoder"
 	"github.com/ragd/ragd/ingest"
 	"github.com/ragd/ragd/llm"
+	"github.com/ragd/ragd/mode"
 )
 
 // Config is every setting of ragd, read from flags and RAGD_* environment variables (the flag
@@ -42,14 +43,18 @@ type Config struct {
 	FreshK       int `help:"Chunks each retriever (BM25, vector) returns every turn." default:"40" name:"fresh-k"`
 	RRFK         int `help:"Reciprocal rank fusion constant (ranks count from 1)." default:"60" name:"rrf-k"`
 
-	CarryTau      float64 `help:"Re-score (0..1) a carried source needs to enter a turn." default:"0.2"`
-	CarryDecay    float64 `help:"Carry score multiplier for every turn a source is not used." default:"0.7"`
-	CarryIdle     int     `help:"Turns without use after which a carried source is dropped." default:"3"`
-	CarryCap      int     `help:"Most carried sources entering one turn." default:"10"`
-	CarryWeight   float64 `help:"Weight of the carried list in fusion on drill-down turns." default:"0.01"`
-	ReferWeight   float64 `help:"Weight of the carried list on turns that refer to earlier sources (compare, same-sources)." default:"0.3"`
-	ContextWeight float64 `help:"Weight of the context search (the question plus the telling words of the previous turn and of carried sources' titles); negative turns it off." default:"0.5"`
-	ContextTerms  int     `help:"Words the context search adds to the question." default:"3"`
+	CarryTau      float64  `help:"Re-score (0..1) a carried source needs to enter a turn." default:"0.2"`
+	CarryDecay    float64  `help:"Carry score multiplier for every turn a source is not used." default:"0.7"`
+	CarryIdle     int      `help:"Turns without use after which a carried source is dropped." default:"3"`
+	CarryCap      int      `help:"Most carried sources entering one turn." default:"10"`
+	CarryWeight   float64  `help:"Weight of the carried list in fusion on drill-down turns." default:"0.01"`
+	ReferWeight   float64  `help:"Weight of the carried list on turns that refer to earlier sources (compare, same-sources)." default:"0.3"`
+	ContextWeight float64  `help:"Weight of the context search (the question plus the telling words of the previous turn and of carried sources' titles); negative turns it off." default:"0.5"`
+	ContextTerms  int      `help:"Words the context search adds to the question." default:"3"`
+	Rules         []string `help:"A rule every context bundle carries (after the sticky invariants); repeat for more." name:"rule"`
+	ControlRatio  float64  `help:"Share of new conversations given GENERAL budgets whatever their mode (the A/B control arm); the rest get their mode's budgets." default:"0"`
+	ModeThreshold float64  `help:"Mode classifier confidence under which the mode is GENERAL." default:"0.7"`
+
 	KG            bool    `help:"Use the mini knowledge graph: entities recorded at ingest, their neighbours' chunks fused when entities repeat across turns." name:"kg"`
 	AnaphoraBoost float64 `help:"Context search weight multiplier for questions that lean on the conversation (pronouns, very short)." default:"2"`
 
@@ -100,7 +105,9 @@ func (c *Config) chunkOptions() chunk.Options {
 }
 
 func (c *Config) askConfig() ask.Config {
-	return ask.Config{FreshK: c.FreshK, RRFK: c.RRFK, CarryWeight: c.CarryWeight, ReferWeight: c.ReferWeight, ContextWeight: c.ContextWeight, ContextTerms: c.ContextTerms, AnaphoraBoost: c.AnaphoraBoost,
+	modeCfg := mode.DefaultConfig()
+	modeCfg.Threshold = c.ModeThreshold
+	return ask.Config{Mode: modeCfg, Rules: c.Rules, ControlRatio: c.ControlRatio, FreshK: c.FreshK, RRFK: c.RRFK, CarryWeight: c.CarryWeight, ReferWeight: c.ReferWeight, ContextWeight: c.ContextWeight, ContextTerms: c.ContextTerms, AnaphoraBoost: c.AnaphoraBoost,
 		Carry: carry.Config{Tau: c.CarryTau, Decay: c.CarryDecay, MaxIdle: c.CarryIdle, Cap: c.CarryCap}}.WithDefaults()
 }
 

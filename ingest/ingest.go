@@ -134,7 +134,8 @@ func (s *Stats) count(r Result) {
 // prepared is a source ready to store: extracted, chunked, hashed.
 type prepared struct {
 	name string
-	nv   store.NewVersion
+	doc  *extract.Doc
+	nv   store.NewVersion // without chunks until the document turns out to be new or changed
 }
 
 // Ingest reads every source and records it. A source that cannot be read, extracted or
@@ -212,7 +213,9 @@ func (in *Ingester) IngestOne(ctx context.Context, src Source) (Result, error) {
 	return got, got.Err
 }
 
-// prepare extracts and chunks one source. Nothing here touches the store.
+// prepare extracts one source and hashes its content. Nothing here touches the store, and
+// chunking waits until the document turns out to be new or changed: re-ingesting an unchanged
+// corpus should cost reading it, no more.
 func (in *Ingester) prepare(src Source) (prepared, error) {
 	doc := src.Doc
 	if doc == nil {
@@ -232,10 +235,6 @@ func (in *Ingester) prepare(src Source) (prepared, error) {
 		sum := sha256.Sum256(src.Data)
 		key = "sha256:" + hex.EncodeToString(sum[:])
 	}
-	chunks := chunk.Split(doc, in.cfg.Chunk)
-	if len(chunks) == 0 {
-		return prepared{}, fmt.Errorf("%w: nothing to index after chunking", extract.ErrEmpty)
-	}
 	format := string(doc.Format)
 	if src.Doc != nil {
 		format = "jsonl-record"
@@ -249,24 +248,33 @@ func (in *Ingester) prepare(src Source) (prepared, error) {
 		PublishedAt: doc.Published,
 		ContentHash: contentHash(doc),
 		Bytes:       len(doc.Text),
-		Chunks:      make([]ragd.Chunk, len(chunks)),
 	}
+	return prepared{name: src.Name, doc: doc, nv: nv}, nil
+}
+
+// split chunks a new or changed document, and finds its chunks' entities when the graph is on.
+func (in *Ingester) split(p *prepared) error {
+	chunks := chunk.Split(p.doc, in.cfg.Chunk)
+	if len(chunks) == 0 {
+		return fmt.Errorf("%w: nothing to index after chunking", extract.ErrEmpty)
+	}
+	p.nv.Chunks = make([]ragd.Chunk, len(chunks))
 	for i, c := range chunks {
-		nv.Chunks[i] = ragd.Chunk{Heading: c.Heading, Text: c.Text, PageStart: c.PageStart, PageEnd: c.PageEnd,
+		p.nv.Chunks[i] = ragd.Chunk{Heading: c.Heading, Text: c.Text, PageStart: c.PageStart, PageEnd: c.PageEnd,
 			CharStart: c.CharStart, CharEnd: c.CharEnd, Tokens: c.Tokens}
 	}
 	if in.cfg.Graph {
-		nv.Entities = make([][]kg.Entity, len(chunks))
+		p.nv.Entities = make([][]kg.Entity, len(chunks))
 		for i, c := range chunks {
 			// A document's links cannot be placed in a chunk: they count for its first one.
 			var links []string
 			if i == 0 {
-				links = doc.Links
+				links = p.doc.Links
 			}
-			nv.Entities[i] = kg.Extract(doc.Title+"\n"+c.Text, links)
+			p.nv.Entities[i] = kg.Extract(p.doc.Title+"\n"+c.Text, links)
 		}
 	}
-	return prepared{name: src.Name, nv: nv}, nil
+	return nil
 }
 
 // contentHash identifies a version's content: what a reader would see, not the bytes of the
@@ -305,14 +313,24 @@ func (in *Ingester) write(ctx context.Context, batch []prepared, st *Stats) ([]R
 		return nil, fmt.Errorf("ingest: %w", err)
 	}
 	byKey := make(map[string]store.SaveResult, len(batch))
+	chunks := make(map[string]int, len(batch))
+	failed := map[string]error{}
 	var changed []store.NewVersion
+	t = time.Now()
 	for _, p := range batch {
 		if c, ok := current[p.nv.SourceKey]; ok && c.Hash == p.nv.ContentHash {
 			byKey[p.nv.SourceKey] = store.SaveResult{DocID: c.DocID, Version: c.Version, Status: store.Unchanged}
-		} else {
-			changed = append(changed, p.nv)
+			chunks[p.nv.SourceKey] = c.Chunks
+			continue
 		}
+		if err := in.split(&p); err != nil {
+			failed[p.nv.SourceKey] = err
+			continue
+		}
+		changed = append(changed, p.nv)
+		chunks[p.nv.SourceKey] = len(p.nv.Chunks)
 	}
+	st.Extract += time.Since(t)
 	if len(changed) > 0 {
 		if err := in.embed(ctx, changed, st); err != nil {
 			return nil, err
@@ -329,8 +347,12 @@ func (in *Ingester) write(ctx context.Context, batch []prepared, st *Stats) ([]R
 	}
 	results := make([]Result, len(batch))
 	for i, p := range batch {
+		if err := failed[p.nv.SourceKey]; err != nil {
+			results[i] = Result{Name: p.name, Err: err}
+			continue
+		}
 		s := byKey[p.nv.SourceKey]
-		results[i] = Result{Name: p.name, DocID: s.DocID.String(), Version: s.Version, Status: s.Status, Chunks: len(p.nv.Chunks)}
+		results[i] = Result{Name: p.name, DocID: s.DocID.String(), Version: s.Version, Status: s.Status, Chunks: chunks[p.nv.SourceKey]}
 	}
 	return results, nil
 }

@@ -96,6 +96,7 @@ type current struct {
 	id      uuid.UUID
 	version int
 	hash    string
+	chunks  int
 	deleted bool
 }
 
@@ -233,6 +234,7 @@ type Current struct {
 	DocID   uuid.UUID
 	Version int
 	Hash    string
+	Chunks  int
 }
 
 // Current returns the current version of each live document among keys, so ingest can skip
@@ -245,7 +247,7 @@ func (s *Store) Current(ctx context.Context, keys []string) (map[string]Current,
 	out := make(map[string]Current, len(cur))
 	for k, c := range cur {
 		if !c.deleted {
-			out[k] = Current{DocID: c.id, Version: c.version, Hash: c.hash}
+			out[k] = Current{DocID: c.id, Version: c.version, Hash: c.hash, Chunks: c.chunks}
 		}
 	}
 	return out, nil
@@ -253,7 +255,7 @@ func (s *Store) Current(ctx context.Context, keys []string) (map[string]Current,
 
 func (s *Store) currentVersions(ctx context.Context, keys []string, forUpdate bool) (map[string]current, error) {
 	q := `
-		SELECT d.source_key, d.id, d.version, v.content_hash, d.deleted_at IS NOT NULL
+		SELECT d.source_key, d.id, d.version, v.content_hash, v.chunk_count, d.deleted_at IS NOT NULL
 		FROM documents d JOIN document_versions v ON v.doc_id = d.id AND v.version = d.version
 		WHERE d.source_key = ANY($1)`
 	if forUpdate {
@@ -266,7 +268,7 @@ func (s *Store) currentVersions(ctx context.Context, keys []string, forUpdate bo
 	out := make(map[string]current, len(keys))
 	var key string
 	var c current
-	_, err = pgx.ForEachRow(rows, []any{&key, &c.id, &c.version, &c.hash, &c.deleted}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&key, &c.id, &c.version, &c.hash, &c.chunks, &c.deleted}, func() error {
 		out[key] = c
 		return nil
 	})

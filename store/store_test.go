@@ -106,7 +106,7 @@ func TestSaveVersions(t *testing.T) {
 	cur, err := s.Current(ctx, []string{"a", "b", "missing"})
 	require.NoError(t, err)
 	require.Len(t, cur, 2)
-	require.Equal(t, store.Current{DocID: docA, Version: 2, Hash: "h2"}, cur["a"])
+	require.Equal(t, store.Current{DocID: docA, Version: 2, Hash: "h2", Chunks: 1}, cur["a"])
 	require.Equal(t, "h1", cur["b"].Hash)
 }
 

@@ -1,0 +1,36 @@
+package rerank_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/ragd/ragd/encoder"
+	"github.com/ragd/ragd/internal/modeltest"
+	"github.com/ragd/ragd/rerank"
+)
+
+// BenchmarkScore40 scores the 40 candidates of one turn (passages of about 200 words, as chunks
+// of 256 cl100k tokens are) at several batch sizes: the figure behind the default batch size.
+func BenchmarkScore40(b *testing.B) {
+	passages := make([]string, 40)
+	for i := range passages {
+		passages[i] = strings.Repeat(fmt.Sprintf("passage %d says something about smoke alarms and batteries. ", i), 20)
+	}
+	for _, batch := range []int{1, 4, 8, 16, 40} {
+		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
+			s, err := rerank.Open(encoder.Config{Dir: modeltest.Dir(b, modeltest.CrossEncoder), Runtime: encoder.ORT,
+				ORTLibrary: modeltest.ORTLibrary(), BatchSize: batch})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			for b.Loop() {
+				if _, err := s.Score(context.Background(), "how often should smoke alarm batteries be replaced", passages); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

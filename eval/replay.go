@@ -238,7 +238,7 @@ func (r ConversationReport) WriteJSON(w io.Writer) error {
 }
 
 // strategyColors tells the strategies apart in the plot.
-var strategyColors = map[string]color.RGBA{
+var strategyColors = map[string]color.NRGBA{
 	"lastturn":  {0x99, 0x99, 0x99, 0xff},
 	"questions": {0xe6, 0x9f, 0x00, 0xff},
 	"rewrite":   {0x56, 0xb4, 0xe9, 0xff},
@@ -248,7 +248,7 @@ var strategyColors = map[string]color.RGBA{
 // WritePlot draws nDCG@5 and Recall@5 on later turns, per domain and strategy, as a PNG.
 func (r ConversationReport) WritePlot(path string) error {
 	p := plot.New()
-	p.Title.Text = "MTRAG later turns: nDCG@5 (solid) and Recall@5 (light), by strategy"
+	p.Title.Text = "MTRAG later turns: nDCG@5 (solid), Recall@5 (light)"
 	p.Y.Label.Text = "score"
 	p.Y.Min, p.Y.Max = 0, 1
 	var names []string
@@ -279,9 +279,9 @@ func (r ConversationReport) WritePlot(path string) error {
 			if err != nil {
 				return err
 			}
-			c := strategyColors[s]
+			c := strategyColors[s] // not premultiplied: lowering alpha keeps the hue
 			if j == 1 {
-				c.A = 0x70
+				c.A = 0x60
 			}
 			bars.Color, bars.LineStyle.Width = c, 0
 			bars.Offset = width * vg.Length(2*i+j-len(Strategies))
@@ -294,5 +294,5 @@ func (r ConversationReport) WritePlot(path string) error {
 	}
 	p.Legend.Top = true
 	p.NominalX(names...)
-	return p.Save(vg.Length(120+110*len(names))*vg.Millimeter/4, 110*vg.Millimeter, path)
+	return p.Save(vg.Length(60+50*len(names))*vg.Millimeter, 100*vg.Millimeter, path)
 }

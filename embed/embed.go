@@ -32,18 +32,7 @@ type Embedder struct {
 // Open loads the model in cfg.Dir on the configured runtime and checks, with one probe text,
 // that it produces embeddings of the size its config.json promises.
 func Open(cfg encoder.Config) (*Embedder, error) {
-	cfg = cfg.WithDefaults()
-	if err := cfg.Validate(); err != nil {
-		return nil, fmt.Errorf("embed: %w", err)
-	}
-	m, err := encoder.Inspect(cfg.Dir)
-	if err != nil {
-		return nil, fmt.Errorf("embed: %w", err)
-	}
-	if m.IsCrossEncoder() {
-		return nil, fmt.Errorf("embed: %w: %s is a cross-encoder (%s), not an embedding model", encoder.ErrModel, cfg.Dir, m.Architecture)
-	}
-	rt, fallback, err := encoder.Resolve(cfg)
+	cfg, m, rt, fallback, err := encoder.Prepare(cfg, encoder.Embedding)
 	if err != nil {
 		return nil, fmt.Errorf("embed: %w", err)
 	}

@@ -95,7 +95,7 @@ func TestOpenRefusesUnusableDirectories(t *testing.T) {
 		"no graph":      {encoder.Config{Dir: t.TempDir()}, "has no model.onnx"},
 		"no tokenizer":  {encoder.Config{Dir: incomplete}, "has no tokenizer.json"},
 		"corrupt graph": {encoder.Config{Dir: corrupt, Runtime: encoder.ORT}, "model.onnx"},
-		"cross-encoder": {encoder.Config{Dir: modeltest.Dir(t, modeltest.CrossEncoder)}, "is a cross-encoder"},
+		"cross-encoder": {encoder.Config{Dir: modeltest.Dir(t, modeltest.CrossEncoder)}, "of kind cross-encoder"},
 		"bad runtime":   {encoder.Config{Dir: corrupt, Runtime: "tpu"}, `runtime "tpu"`},
 		"bad batch":     {encoder.Config{Dir: corrupt, BatchSize: -1}, "batch size -1"},
 	} {

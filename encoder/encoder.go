@@ -147,3 +147,41 @@ func Inspect(dir string) (*Model, error) {
 func (m *Model) IsCrossEncoder() bool {
 	return strings.HasSuffix(m.Architecture, "ForSequenceClassification")
 }
+
+// Kind is what a model computes.
+type Kind string
+
+const (
+	Embedding    Kind = "embedding"     // a vector per text
+	CrossEncoder Kind = "cross-encoder" // a relevance score per (query, passage) pair
+)
+
+// Prepare does what opening any model starts with: it fills and validates cfg, inspects the
+// directory, checks that the model is of the wanted kind, and resolves the runtime (with the
+// reason when Auto fell back to Go).
+func Prepare(cfg Config, want Kind) (Config, *Model, Runtime, string, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return cfg, nil, "", "", err
+	}
+	m, err := Inspect(cfg.Dir)
+	if err != nil {
+		return cfg, nil, "", "", err
+	}
+	if got := m.Kind(); got != want {
+		return cfg, nil, "", "", fmt.Errorf("%w: %s holds a model of kind %s (architecture %s), want kind %s", ErrModel, cfg.Dir, got, m.Architecture, want)
+	}
+	rt, fallback, err := Resolve(cfg)
+	if err != nil {
+		return cfg, nil, "", "", err
+	}
+	return cfg, m, rt, fallback, nil
+}
+
+// Kind says what the model computes, from its architecture.
+func (m *Model) Kind() Kind {
+	if m.IsCrossEncoder() {
+		return CrossEncoder
+	}
+	return Embedding
+}

@@ -6,11 +6,8 @@
 package intent
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"sync"
 
@@ -105,31 +102,15 @@ type Example struct {
 
 // ReadExamples reads labelled rows in JSON Lines.
 func ReadExamples(r io.Reader) ([]Example, error) {
-	var out []Example
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64*1024), 4*1024*1024)
-	for line := 1; sc.Scan(); line++ {
-		if strings.TrimSpace(sc.Text()) == "" {
-			continue
-		}
-		var ex Example
-		if err := json.Unmarshal(sc.Bytes(), &ex); err != nil {
-			return nil, fmt.Errorf("intent: line %d: %w", line, err)
-		}
-		out = append(out, ex)
+	rows, err := classify.ReadJSONL[Example](r)
+	if err != nil {
+		return nil, fmt.Errorf("intent: %w", err)
 	}
-	return out, sc.Err()
+	return rows, nil
 }
 
 // LoadExamples reads a JSON Lines file of labelled rows.
-func LoadExamples(path string) ([]Example, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return ReadExamples(f)
-}
+func LoadExamples(path string) ([]Example, error) { return classify.LoadJSONL[Example](path) }
 
 // TrainOptions are the hyperparameters of the committed model: classify's defaults, which
 // group-aware 5-fold cross-validation on the training file preferred to the alternatives tried

@@ -30,18 +30,7 @@ type Scorer struct {
 // Open loads the cross-encoder in cfg.Dir on the configured runtime and checks it with one probe
 // pair.
 func Open(cfg encoder.Config) (*Scorer, error) {
-	cfg = cfg.WithDefaults()
-	if err := cfg.Validate(); err != nil {
-		return nil, fmt.Errorf("rerank: %w", err)
-	}
-	m, err := encoder.Inspect(cfg.Dir)
-	if err != nil {
-		return nil, fmt.Errorf("rerank: %w", err)
-	}
-	if !m.IsCrossEncoder() {
-		return nil, fmt.Errorf("rerank: %w: %s is not a cross-encoder (architecture %q)", encoder.ErrModel, cfg.Dir, m.Architecture)
-	}
-	rt, fallback, err := encoder.Resolve(cfg)
+	cfg, m, rt, fallback, err := encoder.Prepare(cfg, encoder.CrossEncoder)
 	if err != nil {
 		return nil, fmt.Errorf("rerank: %w", err)
 	}

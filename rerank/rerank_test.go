@@ -68,5 +68,5 @@ func TestOpenRefusesEmbeddingModel(t *testing.T) {
 	t.Parallel()
 	_, err := rerank.Open(encoder.Config{Dir: modeltest.Dir(t, modeltest.Embedding)})
 	require.ErrorIs(t, err, encoder.ErrModel)
-	require.ErrorContains(t, err, "is not a cross-encoder")
+	require.ErrorContains(t, err, "of kind embedding")
 }

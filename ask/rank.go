@@ -349,6 +349,7 @@ type rankOptions struct {
 	rerank   bool
 	vectors  map[string][]float32 // query embeddings already computed, by text
 	known    map[int64]float64
+	chunks   *chunkCache // nil reads from the store
 }
 
 // freshSearches are the searches every turn runs on the question itself.
@@ -394,9 +395,12 @@ func (p *Pipeline) rank(ctx context.Context, query string, o rankOptions) (*Rank
 	}
 
 	t := time.Now()
-	chunks, err := p.Store.Chunks(ctx, unionIDs(lists))
+	if o.chunks == nil {
+		o.chunks = newChunkCache(p.Store)
+	}
+	chunks, err := o.chunks.get(ctx, unionIDs(lists))
 	if err != nil {
-		return nil, fmt.Errorf("ask: loading candidates: %w", err)
+		return nil, err
 	}
 	r.Timings.add("load", time.Since(t))
 

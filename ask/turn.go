@@ -167,7 +167,8 @@ func (p *Pipeline) Ask(ctx context.Context, req Request) (*Turn, error) {
 	spans := invariant.Detect(req.Message)
 	turn.Timings.add("classify", time.Since(t))
 
-	o := rankOptions{rerank: p.Reranker != nil, known: map[int64]float64{}, vectors: map[string][]float32{}}
+	o := rankOptions{rerank: p.Reranker != nil, known: map[int64]float64{}, vectors: map[string][]float32{},
+		chunks: newChunkCache(p.Store)}
 	if p.Embedder == nil {
 		turn.Skipped["vector"] = "no embedding model configured"
 	}
@@ -389,9 +390,9 @@ func (p *Pipeline) rescore(ctx context.Context, query string, ids []int64, o *ra
 	out := map[int64]float64{}
 	switch {
 	case p.Reranker != nil:
-		chunks, err := p.Store.Chunks(ctx, ids)
+		chunks, err := o.chunks.get(ctx, ids)
 		if err != nil {
-			return nil, "", fmt.Errorf("ask: carried sources: %w", err)
+			return nil, "", err
 		}
 		var passages []string
 		var active []int64
@@ -425,9 +426,9 @@ func (p *Pipeline) rescore(ctx context.Context, query string, ids []int64, o *ra
 		}
 		return out, "embedding", nil
 	default:
-		chunks, err := p.Store.Chunks(ctx, ids)
+		chunks, err := o.chunks.get(ctx, ids)
 		if err != nil {
-			return nil, "", fmt.Errorf("ask: carried sources: %w", err)
+			return nil, "", err
 		}
 		var texts []string
 		var active []int64
@@ -496,7 +497,7 @@ func (p *Pipeline) plan(ctx context.Context, query string, history []string, in 
 		o.extra = append(o.extra, l)
 	}
 	if p.Graph != nil && len(history) > 0 && in.Label != NewTopic {
-		l, err := p.graphList(ctx, query, history, picks)
+		l, err := p.graphList(ctx, query, history, picks, o)
 		if err != nil {
 			return err
 		}
@@ -505,7 +506,7 @@ func (p *Pipeline) plan(ctx context.Context, query string, history []string, in 
 		}
 	}
 	if p.cfg.ContextWeight > 0 && len(history) > 0 && in.Label != NewTopic {
-		text, err := p.contextText(ctx, query, history[len(history)-1], focus)
+		text, err := p.contextText(ctx, query, history[len(history)-1], focus, o)
 		if err != nil {
 			return err
 		}
@@ -523,7 +524,7 @@ func (p *Pipeline) plan(ctx context.Context, query string, history []string, in 
 // graphList is the mini knowledge graph's contribution to a turn: when entities of the question
 // came up before (in earlier questions or the carried sources' facts), the chunks that mention
 // them and their strongest 1-hop neighbours, a small capped list.
-func (p *Pipeline) graphList(ctx context.Context, query string, history []string, picks []carry.Pick) (fuse.List, error) {
+func (p *Pipeline) graphList(ctx context.Context, query string, history []string, picks []carry.Pick, o *rankOptions) (fuse.List, error) {
 	l := fuse.List{Name: "kg", Weight: p.cfg.KGWeight}
 	earlier := make([][]kg.Entity, 0, len(history)+1)
 	for _, h := range history {
@@ -534,9 +535,9 @@ func (p *Pipeline) graphList(ctx context.Context, query string, history []string
 		for i, pk := range picks {
 			ids[i] = pk.ChunkID
 		}
-		chunks, err := p.Store.Chunks(ctx, ids)
+		chunks, err := o.chunks.get(ctx, ids)
 		if err != nil {
-			return l, fmt.Errorf("ask: graph: %w", err)
+			return l, err
 		}
 		for _, c := range chunks {
 			earlier = append(earlier, kg.Extract(c.Title+"\n"+c.Text, nil))
@@ -598,12 +599,12 @@ func focusOf(sources []ragd.ConversationSource, in Intent) []int64 {
 // turn (the user's question and the recorded reply) and of the titles of the conversation's focus, among those the question lacks: what a
 // follow-up leaves implicit ("when do they play?" after a question about the Arizona Cardinals).
 // The question's own search runs beside it, so the added words can only add votes.
-func (p *Pipeline) contextText(ctx context.Context, query, previous string, ids []int64) (string, error) {
+func (p *Pipeline) contextText(ctx context.Context, query, previous string, ids []int64, o *rankOptions) (string, error) {
 	source := previous
 	if len(ids) > 0 {
-		chunks, err := p.Store.Chunks(ctx, ids)
+		chunks, err := o.chunks.get(ctx, ids)
 		if err != nil {
-			return "", fmt.Errorf("ask: context search: %w", err)
+			return "", err
 		}
 		var titles []string
 		for _, c := range chunks {

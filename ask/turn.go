@@ -209,11 +209,12 @@ func (p *Pipeline) Ask(ctx context.Context, req Request) (*Turn, error) {
 	}
 	t = time.Now()
 	var factsTime, contextTime time.Duration
+	var answer string
 	res, err := p.Turns.Turn(ctx, ref, func(st *store.ConversationState) (*store.TurnWrite, error) {
 		tf := time.Now()
 		w := record(turnRecord{message: req.Message, sources: sources, intent: turn.Intent, belowTau: belowTau,
 			pins: req.Pins, perSource: p.cfg.FactsPerSource, carry: p.cfg.Carry, now: time.Now().UTC()}, st)
-		factsTime = time.Since(tf)
+		factsTime, answer = time.Since(tf), w.Answer
 		// The bundle is built here, from the conversation as locked, so the telemetry recorded
 		// with the turn describes exactly the bundle returned.
 		tc := time.Now()
@@ -249,7 +250,7 @@ func (p *Pipeline) Ask(ctx context.Context, req Request) (*Turn, error) {
 	turn.UserMessageID = res.UserMessageID
 	turn.AssistantMessageID = res.AssistantMessageID
 	turn.Sources = sources
-	turn.Answer = answerOf(sources)
+	turn.Answer = answer
 	turn.Timings.add("total", time.Since(start))
 	return turn, nil
 }
@@ -388,30 +389,7 @@ func (p *Pipeline) carried(ctx context.Context, req Request, st *store.Conversat
 // Inactive chunks get no score.
 func (p *Pipeline) rescore(ctx context.Context, query string, ids []int64, o *rankOptions) (map[int64]float64, string, error) {
 	out := map[int64]float64{}
-	switch {
-	case p.Reranker != nil:
-		chunks, err := o.chunks.get(ctx, ids)
-		if err != nil {
-			return nil, "", err
-		}
-		var passages []string
-		var active []int64
-		for _, c := range chunks {
-			if c.Active {
-				passages = append(passages, passage(c))
-				active = append(active, c.ID)
-			}
-		}
-		scores, err := p.Reranker.Score(ctx, query, passages)
-		if err != nil {
-			return nil, "", fmt.Errorf("ask: re-scoring carried sources: %w", err)
-		}
-		for i, id := range active {
-			out[id] = float64(scores[i])
-			o.known[id] = out[id]
-		}
-		return out, "cross-encoder", nil
-	case p.Embedder != nil:
+	if p.Reranker == nil && p.Embedder != nil {
 		vecs, err := p.Embedder.Embed(ctx, []string{query})
 		if err != nil {
 			return nil, "", fmt.Errorf("ask: embedding the question: %w", err)
@@ -425,28 +403,38 @@ func (p *Pipeline) rescore(ctx context.Context, query string, ids []int64, o *ra
 			out[id] = max(s, 0)
 		}
 		return out, "embedding", nil
-	default:
-		chunks, err := o.chunks.get(ctx, ids)
-		if err != nil {
-			return nil, "", err
+	}
+	chunks, err := o.chunks.get(ctx, ids)
+	if err != nil {
+		return nil, "", err
+	}
+	var passages []string
+	var active []int64
+	for _, c := range chunks {
+		if c.Active {
+			passages = append(passages, passage(c))
+			active = append(active, c.ID)
 		}
-		var texts []string
-		var active []int64
-		for _, c := range chunks {
-			if c.Active {
-				texts = append(texts, passage(c))
-				active = append(active, c.ID)
-			}
-		}
-		cov, err := p.Index.Coverage(query, texts)
+	}
+	method := "lexical"
+	var scores []float64
+	if p.Reranker != nil {
+		method = "cross-encoder"
+		ce, err := p.Reranker.Score(ctx, query, passages)
 		if err != nil {
 			return nil, "", fmt.Errorf("ask: re-scoring carried sources: %w", err)
 		}
 		for i, id := range active {
-			out[id] = cov[i]
+			o.known[id] = float64(ce[i])
+			scores = append(scores, float64(ce[i]))
 		}
-		return out, "lexical", nil
+	} else if scores, err = p.Index.Coverage(query, passages); err != nil {
+		return nil, "", fmt.Errorf("ask: re-scoring carried sources: %w", err)
 	}
+	for i, id := range active {
+		out[id] = scores[i]
+	}
+	return out, method, nil
 }
 
 // plan sets the turn's searches and extra lists by intent: every turn searches the question
@@ -756,33 +744,15 @@ func record(r turnRecord, st *store.ConversationState) *store.TurnWrite {
 	if r.intent.Label == NewTopic && number > 1 {
 		w.GoalTurn = number
 	}
-	w.Answer = answerOf(r.sources)
+	w.Answer = NoSources
+	if len(sheet) > 0 {
+		w.Answer = citations.Render(sheet, dates(r.sources))
+	}
 	return w
 }
 
 // NoSources is the answer of a turn that found nothing to cite.
 const NoSources = "No passage in the indexed documents matches this question."
-
-// answerOf is the extractive answer: the fact sheet as text.
-func answerOf(sources []Source) string {
-	if len(sources) == 0 {
-		return NoSources
-	}
-	return citations.Render(sheetOf(sources), dates(sources))
-}
-
-// sheetOf rebuilds the fact sheet view of sources whose letters and facts are filled in.
-func sheetOf(sources []Source) []citations.Entry {
-	sheet := make([]citations.Entry, len(sources))
-	for i, s := range sources {
-		e := citations.Entry{Letter: s.Letter, Source: citations.Source{DocID: s.DocID, ChunkID: s.ChunkID, Title: s.Title, Heading: s.Heading, Text: s.Text, Score: s.Score}}
-		for _, f := range s.Facts {
-			e.Facts = append(e.Facts, citations.Fact{Marker: f.Marker, Text: f.Text, Score: f.Score})
-		}
-		sheet[i] = e
-	}
-	return sheet
-}
 
 func dates(sources []Source) map[uuid.UUID]string {
 	out := map[uuid.UUID]string{}

@@ -30,16 +30,7 @@ func Retrieve(ctx context.Context, ds *Dataset, r Ranker, m ask.Method, docID fu
 		for _, st := range ranking.Timings {
 			run.Stages[st.Stage] = append(run.Stages[st.Stage], st.Duration)
 		}
-		seen := map[string]bool{}
-		var docs []string
-		for _, c := range ranking.Candidates {
-			id := docID(c.Chunk.DocID)
-			if id != "" && !seen[id] {
-				seen[id] = true
-				docs = append(docs, id)
-			}
-		}
-		run.PerQuery[q.ID] = docs
+		run.PerQuery[q.ID] = docsOf(ranking.Candidates, docID)
 	}
 	return run, nil
 }

@@ -196,7 +196,7 @@ func (ix *Index) SearchIn(ctx context.Context, text string, n int, chunks []int6
 func (ix *Index) Coverage(query string, texts []string) ([]float64, error) {
 	analyzer := ix.bleve.Mapping().AnalyzerNamed(en.AnalyzerName)
 	terms := analyzedTerms(analyzer, query)
-	idf, err := ix.idf(terms)
+	idf, _, err := ix.idf(terms)
 	if err != nil {
 		return nil, err
 	}
@@ -241,27 +241,18 @@ func (ix *Index) Keywords(text, exclude string, n int) ([]string, error) {
 	for _, t := range order {
 		terms[t] = true
 	}
-	idf, err := ix.idf(terms)
+	idf, df, err := ix.idf(terms)
 	if err != nil {
 		return nil, err
 	}
 	// A term the index has never seen would only make the search miss: leave it out.
-	order = slices.DeleteFunc(order, func(t string) bool { return idf[t] == 0 || ix.unseen(idf[t]) })
+	order = slices.DeleteFunc(order, func(t string) bool { return df[t] == 0 })
 	slices.SortStableFunc(order, func(a, b string) int { return cmp.Compare(idf[b], idf[a]) })
 	out := make([]string, 0, min(n, len(order)))
 	for _, t := range order[:min(n, len(order))] {
 		out = append(out, surface[t])
 	}
 	return out, nil
-}
-
-// unseen reports whether an IDF is that of a term in no document.
-func (ix *Index) unseen(idf float64) bool {
-	n, err := ix.bleve.DocCount()
-	if err != nil {
-		return false
-	}
-	return idf >= math.Log(1+(float64(n)+0.5)/0.5)-1e-9
 }
 
 func analyzedTerms(a analysis.Analyzer, text string) map[string]bool {
@@ -272,32 +263,35 @@ func analyzedTerms(a analysis.Analyzer, text string) map[string]bool {
 	return terms
 }
 
-// idf returns BM25's inverse document frequency of each term in the composite field.
-func (ix *Index) idf(terms map[string]bool) (map[string]float64, error) {
+// idf returns BM25's inverse document frequency of each term in the composite field, and the
+// document frequency it came from.
+func (ix *Index) idf(terms map[string]bool) (map[string]float64, map[string]uint64, error) {
 	adv, err := ix.bleve.Advanced()
 	if err != nil {
-		return nil, fmt.Errorf("index: %w", err)
+		return nil, nil, fmt.Errorf("index: %w", err)
 	}
 	r, err := adv.Reader()
 	if err != nil {
-		return nil, fmt.Errorf("index: %w", err)
+		return nil, nil, fmt.Errorf("index: %w", err)
 	}
 	defer r.Close()
 	n, err := r.DocCount()
 	if err != nil {
-		return nil, fmt.Errorf("index: %w", err)
+		return nil, nil, fmt.Errorf("index: %w", err)
 	}
 	out := make(map[string]float64, len(terms))
+	dfs := make(map[string]uint64, len(terms))
 	for term := range terms {
 		tfr, err := r.TermFieldReader(context.Background(), []byte(term), "_all", false, false, false)
 		if err != nil {
-			return nil, fmt.Errorf("index: term %q: %w", term, err)
+			return nil, nil, fmt.Errorf("index: term %q: %w", term, err)
 		}
-		df := float64(tfr.Count())
+		dfs[term] = tfr.Count()
 		tfr.Close()
+		df := float64(dfs[term])
 		out[term] = math.Log(1 + (float64(n)-df+0.5)/(df+0.5))
 	}
-	return out, nil
+	return out, dfs, nil
 }
 
 type chunkDoc struct {

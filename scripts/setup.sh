@@ -299,8 +299,10 @@ fi
 # package in a temporary directory, using a private apt configuration so the
 # machine's own sources and package lists are left untouched.
 build_pgvector() {
-	local need=() pgxs tmp src
-	{ pgxs=$("$PG_CONFIG" --pgxs 2>/dev/null) && [[ -f $pgxs ]]; } ||
+	local need=() inc tmp src
+	# Debian ships pgxs.mk in postgresql-client-N, without the server headers:
+	# look for the headers themselves.
+	{ inc=$("$PG_CONFIG" --includedir-server 2>/dev/null) && [[ -f $inc/postgres.h ]]; } ||
 		need+=("postgresql-server-dev-$PG_MAJOR")
 	command -v dpkg-source >/dev/null 2>&1 || need+=(dpkg-dev)
 	command -v make >/dev/null 2>&1 || need+=(make)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/ragd/ragd/ask"
@@ -26,6 +27,14 @@ func (c serveCmd) Run(ctx context.Context, a *app) error {
 	if c.IndexPoll <= 0 {
 		return fmt.Errorf("--index-poll must be positive")
 	}
+	// Bind before anything slow: a taken port is reported at once, not after the models, the
+	// database and the index have been opened.
+	ln, err := net.Listen("tcp", a.cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("--listen %s: %w", a.cfg.Listen, err)
+	}
+	defer ln.Close() // Serve closes it too; this covers the failures before Serve
+
 	if err := a.openModels(true); err != nil {
 		return err
 	}
@@ -35,7 +44,15 @@ func (c serveCmd) Run(ctx context.Context, a *app) error {
 	if err := a.openIndex(ctx, a.cfg.indexDir(), false); err != nil {
 		return err
 	}
-	go a.followChanges(ctx, c.IndexPoll)
+	// The background work ends before Run returns: it holds a pooled connection, and closing the
+	// store waits for it.
+	bgCtx, stopBackground := context.WithCancel(ctx)
+	var background sync.WaitGroup
+	defer func() {
+		stopBackground()
+		background.Wait()
+	}()
+	background.Go(func() { a.followChanges(bgCtx, c.IndexPoll) })
 
 	pipeline, err := a.pipeline()
 	if err != nil {
@@ -47,10 +64,6 @@ func (c serveCmd) Run(ctx context.Context, a *app) error {
 	}
 	srv := server.New(server.Config{}, server.Deps{Pipeline: pipeline, Store: a.store, Index: a.index, Ingester: in,
 		Monitors: pipeline.Monitors, Logger: a.logger})
-	ln, err := net.Listen("tcp", a.cfg.Listen)
-	if err != nil {
-		return fmt.Errorf("listening on %s: %w", a.cfg.Listen, err)
-	}
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	a.logger.Info("ragd serving", slog.String("addr", ln.Addr().String()), slog.String("version", version()))
 	errc := make(chan error, 1)
@@ -96,10 +109,13 @@ func (a *app) pipeline() (*ask.Pipeline, error) {
 }
 
 // followChanges keeps the BM25 index caught up with writes from any process: the store's
-// change notifications wake it, a poll backs them up.
+// change notifications wake it, a poll backs them up. It returns when ctx ends, after its
+// listener has let go of its connection.
 func (a *app) followChanges(ctx context.Context, poll time.Duration) {
 	wake := make(chan struct{}, 1)
-	go func() {
+	var listener sync.WaitGroup
+	defer listener.Wait()
+	listener.Go(func() {
 		for ctx.Err() == nil {
 			err := a.store.ListenChanges(ctx, func() {
 				select {
@@ -107,12 +123,16 @@ func (a *app) followChanges(ctx context.Context, poll time.Duration) {
 				default: // a catch-up is already pending
 				}
 			})
-			if ctx.Err() == nil {
-				a.logger.Warn("listening for changes failed; retrying", slog.String("error", err.Error()))
-				time.Sleep(time.Second)
+			if ctx.Err() != nil {
+				return
+			}
+			a.logger.Warn("listening for changes failed; retrying", slog.String("error", err.Error()))
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
 			}
 		}
-	}()
+	})
 	a.index.Follow(ctx, a.store, wake, poll)
 }
 

@@ -122,6 +122,21 @@ type Conversation struct {
 	ABArm      string
 	CreatedAt  time.Time
 	UpdatedAt  time.Time
+	// Title is set by the user; empty until then.
+	Title string
+}
+
+// ConversationSummary is a conversation as a list of conversations shows it.
+type ConversationSummary struct {
+	Conversation
+	// Preview is the start of the conversation's first user message.
+	Preview string
+}
+
+// DocumentSummary is a document as a list of documents shows it: its current version's details.
+type DocumentSummary struct {
+	Document
+	Current DocumentVersion
 }
 
 // Message is one side of a turn.

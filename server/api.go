@@ -14,10 +14,26 @@ import (
 // changes only on purpose; openapi.yaml describes each of them.
 
 type askRequest struct {
-	ConversationID *uuid.UUID  `json:"conversation_id"`
-	Message        string      `json:"message"`
-	Intent         string      `json:"intent"` // the interaction hint: task, debug, explore, learn, general...
-	Pins           []uuid.UUID `json:"pins"`
+	ConversationID *uuid.UUID `json:"conversation_id"`
+	Message        string     `json:"message"`
+	// ModeHint is the UI's word for the interaction (task, debug, explore, learn, general...),
+	// which picks the mode; the response's turn_intent is another thing (how the turn relates
+	// to the conversation).
+	ModeHint string `json:"mode_hint"`
+	// Intent is ModeHint's deprecated name, still read.
+	Intent string      `json:"intent"`
+	Pins   []uuid.UUID `json:"pins"`
+}
+
+// modeHint returns the request's mode hint from either of its names.
+func (r askRequest) modeHint() (string, error) {
+	switch {
+	case r.Intent == "":
+		return r.ModeHint, nil
+	case r.ModeHint == "" || r.ModeHint == r.Intent:
+		return r.Intent, nil
+	}
+	return "", ragd.Invalidf("intent", "is the deprecated name of mode_hint; send mode_hint alone")
 }
 
 type pageRange struct {
@@ -221,9 +237,16 @@ type messageJSON struct {
 	CreatedAt       time.Time      `json:"created_at"`
 }
 
+// messageOf shows a message. An assistant message's content is the reply the chat UI recorded,
+// or, until it records one, ragd's answer, so a chat never shows an empty assistant message;
+// reply_recorded_at says which it is.
 func messageOf(m ragd.Message) messageJSON {
+	content := m.Content
+	if m.Role == "assistant" && m.ReplyRecordedAt == nil {
+		content = m.Answer
+	}
 	return messageJSON{ID: m.ID, ConversationID: m.ConversationID, Turn: m.Turn, Role: m.Role,
-		Content: m.Content, Answer: m.Answer, ReplyRecordedAt: m.ReplyRecordedAt, Meta: m.Meta, CreatedAt: m.CreatedAt}
+		Content: content, Answer: m.Answer, ReplyRecordedAt: m.ReplyRecordedAt, Meta: m.Meta, CreatedAt: m.CreatedAt}
 }
 
 type conversationSourceJSON struct {
@@ -252,12 +275,36 @@ func conversationSourceOf(cs ragd.ConversationSource) conversationSourceJSON {
 
 type conversationJSON struct {
 	ID        uuid.UUID                `json:"id"`
+	Title     string                   `json:"title"`
 	Turn      int                      `json:"turn"`
 	GoalTurn  int                      `json:"goal_turn"`
 	CreatedAt time.Time                `json:"created_at"`
 	UpdatedAt time.Time                `json:"updated_at"`
 	Messages  []messageJSON            `json:"messages"`
 	Sources   []conversationSourceJSON `json:"sources"`
+}
+
+type conversationSummaryJSON struct {
+	ID        uuid.UUID `json:"id"`
+	Title     string    `json:"title"`
+	Preview   string    `json:"preview,omitempty"`
+	Turn      int       `json:"turn"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+func conversationSummaryOf(c ragd.Conversation, preview string) conversationSummaryJSON {
+	return conversationSummaryJSON{ID: c.ID, Title: c.Title, Preview: preview, Turn: c.Turn, CreatedAt: c.CreatedAt,
+		UpdatedAt: c.UpdatedAt}
+}
+
+type conversationListJSON struct {
+	Conversations []conversationSummaryJSON `json:"conversations"`
+	NextCursor    string                    `json:"next_cursor,omitempty"`
+}
+
+type renameRequest struct {
+	Title *string `json:"title"`
 }
 
 type documentRef struct {
@@ -346,4 +393,36 @@ func documentOf(d *ragd.Document, vs []ragd.DocumentVersion) documentJSON {
 		}
 	}
 	return out
+}
+
+// documentSummaryJSON is a document as a pin picker lists it.
+type documentSummaryJSON struct {
+	ID       uuid.UUID `json:"id"`
+	Title    string    `json:"title"`
+	Source   string    `json:"source"` // the URL, else the path, else the source key
+	Format   string    `json:"format"`
+	Version  int       `json:"version"`
+	Date     string    `json:"date"`
+	DateKind string    `json:"date_kind"`
+	Chunks   int       `json:"chunks"`
+}
+
+func documentSummaryOf(d ragd.DocumentSummary) documentSummaryJSON {
+	out := documentSummaryJSON{ID: d.ID, Title: d.Title, Source: d.SourceKey, Format: d.Format, Version: d.Version,
+		Date: d.Current.IngestedAt.Format("2006-01-02"), DateKind: "ingested", Chunks: d.Current.Chunks}
+	if d.Current.PublishedAt != nil {
+		out.Date, out.DateKind = d.Current.PublishedAt.Format("2006-01-02"), "published"
+	}
+	switch {
+	case d.URL != "":
+		out.Source = d.URL
+	case d.Path != "":
+		out.Source = d.Path
+	}
+	return out
+}
+
+type documentListJSON struct {
+	Documents  []documentSummaryJSON `json:"documents"`
+	NextCursor string                `json:"next_cursor,omitempty"`
 }

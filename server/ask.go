@@ -27,7 +27,11 @@ func (s *Server) ask(c echo.Context) error {
 	if err := decodeJSON(c, &req, s.cfg.MaxBodyBytes); err != nil {
 		return err
 	}
-	r := ask.Request{Message: req.Message, Pins: req.Pins, ModeHint: req.Intent}
+	hint, err := req.modeHint()
+	if err != nil {
+		return err
+	}
+	r := ask.Request{Message: req.Message, Pins: req.Pins, ModeHint: hint}
 	if req.ConversationID != nil {
 		r.ConversationID = *req.ConversationID
 	}

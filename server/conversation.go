@@ -3,6 +3,8 @@ package server
 import (
 	"net/http"
 	"strings"
+	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -27,7 +29,7 @@ func (s *Server) conversation(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := conversationJSON{ID: id, Turn: st.Conversation.Turn, GoalTurn: st.Conversation.GoalTurn, CreatedAt: st.Conversation.CreatedAt,
+	out := conversationJSON{ID: id, Title: st.Conversation.Title, Turn: st.Conversation.Turn, GoalTurn: st.Conversation.GoalTurn, CreatedAt: st.Conversation.CreatedAt,
 		UpdatedAt: st.Conversation.UpdatedAt, Messages: make([]messageJSON, len(msgs)),
 		Sources: make([]conversationSourceJSON, len(st.Sources))}
 	for i, m := range msgs {
@@ -107,4 +109,67 @@ func (s *Server) setPin(c echo.Context, pinned bool) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, conversationSourceOf(*cs))
+}
+
+// listConversations lists the conversations that are not deleted, most recently active first.
+func (s *Server) listConversations(c echo.Context) error {
+	p, limit, err := pageQuery(c)
+	if err != nil {
+		return err
+	}
+	rows, err := s.deps.Store.ListConversations(c.Request().Context(), p)
+	if err != nil {
+		return err
+	}
+	rows, next := nextCursor(rows, limit, func(cs ragd.ConversationSummary) (time.Time, uuid.UUID) { return cs.UpdatedAt, cs.ID })
+	out := conversationListJSON{Conversations: make([]conversationSummaryJSON, len(rows)), NextCursor: next}
+	for i, cs := range rows {
+		out.Conversations[i] = conversationSummaryOf(cs.Conversation, cs.Preview)
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// maxTitleChars bounds a conversation's title: a list shows it on one line.
+const maxTitleChars = 200
+
+// renameConversation sets a conversation's title; an empty title clears it.
+func (s *Server) renameConversation(c echo.Context) error {
+	id, err := pathID(c)
+	if err != nil {
+		return err
+	}
+	var req renameRequest
+	if err := decodeJSON(c, &req, s.cfg.MaxBodyBytes); err != nil {
+		return err
+	}
+	if req.Title == nil {
+		return ragd.Invalidf("title", "is missing (send \"\" to clear it)")
+	}
+	title := strings.TrimSpace(*req.Title)
+	switch {
+	case !utf8.ValidString(title):
+		return ragd.Invalidf("title", "is not valid UTF-8")
+	case utf8.RuneCountInString(title) > maxTitleChars:
+		return ragd.Invalidf("title", "is over %d characters", maxTitleChars)
+	case strings.ContainsFunc(title, unicode.IsControl):
+		return ragd.Invalidf("title", "holds control characters (a title is one line)")
+	}
+	conv, err := s.deps.Store.RenameConversation(c.Request().Context(), id, title)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, conversationSummaryOf(*conv, ""))
+}
+
+// deleteConversation hides a conversation from chat. Its messages and citations stay for
+// auditors (GET /v1/messages/{id}/citations, GET /v1/citations).
+func (s *Server) deleteConversation(c echo.Context) error {
+	id, err := pathID(c)
+	if err != nil {
+		return err
+	}
+	if err := s.deps.Store.DeleteConversation(c.Request().Context(), id); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
 }

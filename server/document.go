@@ -7,7 +7,10 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"time"
+	"unicode/utf8"
 
+	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/ragd/ragd"
@@ -125,3 +128,29 @@ func (s *Server) deleteDocument(c echo.Context) error {
 	}
 	return c.NoContent(http.StatusNoContent)
 }
+
+// listDocuments lists the documents in search, most recently updated first; q keeps those whose
+// title or source contains it. It is what a pin picker offers.
+func (s *Server) listDocuments(c echo.Context) error {
+	p, limit, err := pageQuery(c)
+	if err != nil {
+		return err
+	}
+	q := c.QueryParam("q")
+	if len(q) > maxQueryBytes || !utf8.ValidString(q) {
+		return ragd.Invalidf("q", "must be valid UTF-8 of at most %d bytes", maxQueryBytes)
+	}
+	rows, err := s.deps.Store.ListDocuments(c.Request().Context(), store.DocumentFilter{Query: q, Page: p})
+	if err != nil {
+		return err
+	}
+	rows, next := nextCursor(rows, limit, func(d ragd.DocumentSummary) (time.Time, uuid.UUID) { return d.UpdatedAt, d.ID })
+	out := documentListJSON{Documents: make([]documentSummaryJSON, len(rows)), NextCursor: next}
+	for i, d := range rows {
+		out.Documents[i] = documentSummaryOf(d)
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// maxQueryBytes bounds a document search.
+const maxQueryBytes = 256

@@ -48,6 +48,10 @@ type Store interface {
 	Document(ctx context.Context, id uuid.UUID) (*ragd.Document, error)
 	Versions(ctx context.Context, id uuid.UUID) ([]ragd.DocumentVersion, error)
 	DeleteDocument(ctx context.Context, id uuid.UUID) error
+	ListConversations(ctx context.Context, p store.Page) ([]ragd.ConversationSummary, error)
+	RenameConversation(ctx context.Context, id uuid.UUID, title string) (*ragd.Conversation, error)
+	DeleteConversation(ctx context.Context, id uuid.UUID) error
+	ListDocuments(ctx context.Context, f store.DocumentFilter) ([]ragd.DocumentSummary, error)
 }
 
 // Index is the BM25 index, caught up right after the API changes documents so the next /v1/ask
@@ -129,13 +133,17 @@ func New(cfg Config, deps Deps) *Server {
 
 	v1 := e.Group("/v1")
 	v1.POST("/ask", s.ask)
+	v1.GET("/conversations", s.listConversations)
 	v1.GET("/conversations/:id", s.conversation)
+	v1.PATCH("/conversations/:id", s.renameConversation)
+	v1.DELETE("/conversations/:id", s.deleteConversation)
 	v1.POST("/conversations/:id/messages", s.recordReply)
 	v1.GET("/conversations/:id/sources", s.conversationSources)
 	v1.PUT("/conversations/:id/pins/:doc_id", s.pin)
 	v1.DELETE("/conversations/:id/pins/:doc_id", s.unpin)
 	v1.GET("/messages/:id/citations", s.messageCitations)
 	v1.GET("/citations", s.citations)
+	v1.GET("/documents", s.listDocuments)
 	v1.POST("/documents", s.postDocument)
 	v1.GET("/documents/:id", s.getDocument)
 	v1.DELETE("/documents/:id", s.deleteDocument)

@@ -19,17 +19,18 @@ type ConversationState struct {
 	Sources []ragd.ConversationSource
 }
 
-const conversationColumns = `id, turn, next_letter, goal_turn, coalesce(ab_arm, ''), created_at, updated_at`
+const conversationColumns = `id, title, turn, next_letter, goal_turn, coalesce(ab_arm, ''), created_at, updated_at`
 
 func scanConversation(row pgx.Row) (ragd.Conversation, error) {
 	var c ragd.Conversation
-	err := row.Scan(&c.ID, &c.Turn, &c.NextLetter, &c.GoalTurn, &c.ABArm, &c.CreatedAt, &c.UpdatedAt)
+	err := row.Scan(&c.ID, &c.Title, &c.Turn, &c.NextLetter, &c.GoalTurn, &c.ABArm, &c.CreatedAt, &c.UpdatedAt)
 	return c, err
 }
 
-// Conversation returns a conversation by id.
+// Conversation returns a conversation by id. A deleted conversation is not found: deletion
+// hides it from chat; its messages and citations stay for auditors.
 func (s *Store) Conversation(ctx context.Context, id uuid.UUID) (*ragd.Conversation, error) {
-	c, err := scanConversation(s.db.QueryRow(ctx, "SELECT "+conversationColumns+" FROM conversations WHERE id = $1", id))
+	c, err := scanConversation(s.db.QueryRow(ctx, "SELECT "+conversationColumns+" FROM conversations WHERE id = $1 AND deleted_at IS NULL", id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("conversation %s: %w", id, ragd.ErrNotFound)
 	}
@@ -46,7 +47,7 @@ func (s *Store) ConversationState(ctx context.Context, id uuid.UUID) (*Conversat
 }
 
 func (s *Store) conversationState(ctx context.Context, id uuid.UUID, lock bool) (*ConversationState, error) {
-	q := "SELECT " + conversationColumns + " FROM conversations WHERE id = $1"
+	q := "SELECT " + conversationColumns + " FROM conversations WHERE id = $1 AND deleted_at IS NULL"
 	if lock {
 		q += " FOR UPDATE"
 	}
@@ -307,6 +308,9 @@ func (s *Store) SetAnswer(ctx context.Context, msg uuid.UUID, answer string) err
 func (s *Store) RecordReply(ctx context.Context, conv, msg uuid.UUID, content string) (*ragd.Message, error) {
 	var m ragd.Message
 	err := s.InTx(ctx, func(tx *Store) error {
+		if _, err := tx.Conversation(ctx, conv); err != nil {
+			return err
+		}
 		q := "SELECT " + messageColumns + ` FROM messages WHERE conversation_id = $1 AND role = 'assistant'`
 		args := []any{conv}
 		if msg != uuid.Nil {

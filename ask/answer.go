@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/ragd/ragd/llm"
 )
 
@@ -14,11 +12,6 @@ import (
 // checked against the facts: phantom markers are dropped and returned, never emitted.
 type Answerer interface {
 	Answer(ctx context.Context, question string, facts []llm.Fact, onDelta func(string) error) (answer string, phantoms []string, err error)
-}
-
-// AnswerStore keeps the generated answer on the turn's assistant message.
-type AnswerStore interface {
-	SetAnswer(ctx context.Context, msg uuid.UUID, answer string) error
 }
 
 // CanAnswer says whether an LLM is configured.
@@ -49,10 +42,8 @@ func (p *Pipeline) Answer(ctx context.Context, t *Turn, onDelta func(string) err
 	if err != nil {
 		return "", nil, fmt.Errorf("ask: generating the answer: %w", err)
 	}
-	if as, ok := p.Turns.(AnswerStore); ok {
-		if err := as.SetAnswer(ctx, t.AssistantMessageID, answer); err != nil {
-			return "", nil, err
-		}
+	if err := p.Store.SetAnswer(ctx, t.AssistantMessageID, answer); err != nil {
+		return "", nil, err
 	}
 	t.Answer = answer
 	t.Timings.add("answer", time.Since(start))

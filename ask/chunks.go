@@ -12,11 +12,13 @@ import (
 // searchability can, and a chunk that leaves search in the milliseconds between two reads of
 // one turn is no different from one that leaves it just after the turn.
 type chunkCache struct {
-	store Store
+	store ragd.Store
 	byID  map[int64]ragd.Chunk
 }
 
-func newChunkCache(st Store) *chunkCache { return &chunkCache{store: st, byID: map[int64]ragd.Chunk{}} }
+func newChunkCache(st ragd.Store) *chunkCache {
+	return &chunkCache{store: st, byID: map[int64]ragd.Chunk{}}
+}
 
 // get returns the chunks with the given ids that exist, in the order of ids, reading from the
 // store only those not read yet.

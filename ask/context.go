@@ -11,7 +11,6 @@ import (
 	"github.com/ragd/ragd/bundle"
 	"github.com/ragd/ragd/invariant"
 	"github.com/ragd/ragd/mode"
-	"github.com/ragd/ragd/store"
 )
 
 // A/B arms: treatment gets the budgets of its mode, control the GENERAL budgets whatever its mode.
@@ -214,7 +213,7 @@ func invariantTexts(invs []invariant.Invariant) string {
 }
 
 // telemetry records the turn's mode and context on its assistant message.
-func telemetry(w *store.TurnWrite, t *Turn) {
+func telemetry(w *ragd.TurnWrite, t *Turn) {
 	sections := map[string]any{}
 	for _, s := range t.Context.Sections {
 		sections[s.Name] = map[string]int{"budget": s.Budget, "used": s.Used}

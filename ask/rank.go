@@ -23,7 +23,6 @@ import (
 	"github.com/ragd/ragd/fuse"
 	"github.com/ragd/ragd/ingest"
 	"github.com/ragd/ragd/mode"
-	"github.com/ragd/ragd/store"
 )
 
 // Method is a retrieval configuration. /v1/ask uses the best one available; eval compares them.
@@ -94,6 +93,10 @@ type Config struct {
 	// (control); the others (treatment) get their mode's budgets. 0, the default, puts every
 	// conversation in treatment; 0.5 runs the spec's A/B experiment.
 	ControlRatio float64
+	// Graph turns on the mini knowledge graph: follow-ups whose entities came up before get a
+	// list of the chunks that mention them and their neighbours. It needs a corpus ingested with
+	// entities (ingest.Config.Graph); without them the list is empty.
+	Graph bool
 	// KGNeighbours is how many 1-hop neighbours of the repeated entities the graph adds, KGChunks
 	// the most chunks its list brings into fusion, and KGWeight that list's weight.
 	KGNeighbours int
@@ -209,14 +212,6 @@ type TextIndex interface {
 	Keywords(text, exclude string, n int) ([]string, error)
 }
 
-// Store is what ranking reads from the system of record.
-type Store interface {
-	SearchVector(ctx context.Context, q []float32, k int, docs []uuid.UUID) ([]ragd.Hit, error)
-	Chunks(ctx context.Context, ids []int64) ([]ragd.Chunk, error)
-	ActiveChunkIDs(ctx context.Context, docs []uuid.UUID, limit int) (map[uuid.UUID][]int64, error)
-	Similarity(ctx context.Context, q []float32, ids []int64) (map[int64]float64, error)
-}
-
 // Embedder embeds the query for vector search.
 type Embedder interface {
 	Embed(ctx context.Context, texts []string) ([][]float32, error)
@@ -280,29 +275,20 @@ type Ranking struct {
 
 // Deps are the pipeline's collaborators. Index and Store are required. Embedder, Reranker and
 // Answerer may be nil: vector search, reranking or answer generation is then skipped, and
-// responses say so. Turns may be nil for a pipeline that only ranks (eval).
+// responses say so.
 type Deps struct {
 	Index    TextIndex
-	Store    Store
+	Store    ragd.Store
 	Embedder Embedder
 	Reranker Reranker
-	Turns    TurnStore
 	Answerer Answerer
 	Intent   IntentClassifier
-	// Graph is the mini knowledge graph; nil turns it off.
-	Graph Graph
 	// Monitors watch the mode distribution across conversations; nil fields are not watched.
 	Monitors Monitors
 	// BuildBundle builds context bundles; nil is bundle.Build. The pipeline checks what it
 	// returns for lost invariants and rebuilds with bundle.Build and GENERAL budgets.
 	BuildBundle func(bundle.Input) bundle.Bundle
 	Logger      *slog.Logger
-}
-
-// Graph answers the knowledge graph's two questions.
-type Graph interface {
-	Neighbours(ctx context.Context, names []string, limit int) ([]store.Neighbour, error)
-	EntityChunks(ctx context.Context, names []string, limit int) ([]int64, error)
 }
 
 // Pipeline runs turns.

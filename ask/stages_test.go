@@ -10,7 +10,6 @@ import (
 	"github.com/ragd/ragd"
 	"github.com/ragd/ragd/carry"
 	"github.com/ragd/ragd/fuse"
-	"github.com/ragd/ragd/store"
 )
 
 func scored(scores ...float64) []Candidate {
@@ -68,7 +67,7 @@ func TestRecordAssignsLettersAndState(t *testing.T) {
 	t.Parallel()
 	a, b := uuid.New(), uuid.New()
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	st := &store.ConversationState{
+	st := &ragd.ConversationState{
 		Conversation: ragd.Conversation{ID: uuid.New(), Turn: 1, NextLetter: 1},
 		Sources:      []ragd.ConversationSource{{DocID: a, Marker: "A", FirstTurn: 1, LastTurn: 1}},
 	}
@@ -93,7 +92,7 @@ func TestRecordAssignsLettersAndState(t *testing.T) {
 		require.NotEmpty(t, c.Fact)
 	}
 	last := w.Citations[len(w.Citations)-1]
-	require.Equal(t, store.CitationWrite{DocID: b, DocVersion: 1, ChunkID: 21, Marker: "B4", Fact: last.Fact,
+	require.Equal(t, ragd.CitationWrite{DocID: b, DocVersion: 1, ChunkID: 21, Marker: "B4", Fact: last.Fact,
 		Score: 0.4, Origin: "", Rank: 3, PageStart: 2, PageEnd: 3}, last)
 
 	require.Len(t, w.Sources, 2)

@@ -19,17 +19,7 @@ import (
 	"github.com/ragd/ragd/fuse"
 	"github.com/ragd/ragd/invariant"
 	"github.com/ragd/ragd/kg"
-	"github.com/ragd/ragd/store"
 )
-
-// TurnStore reads conversations and records turns, each in one transaction.
-type TurnStore interface {
-	ConversationState(ctx context.Context, id uuid.UUID) (*store.ConversationState, error)
-	Messages(ctx context.Context, conv uuid.UUID) ([]ragd.Message, error)
-	Document(ctx context.Context, id uuid.UUID) (*ragd.Document, error)
-	Turn(ctx context.Context, ref store.ConversationRef, fn func(*store.ConversationState) (*store.TurnWrite, error)) (*store.TurnResult, error)
-	VersionInfo(ctx context.Context, refs []store.VersionRef) (map[store.VersionRef]store.VersionInfo, error)
-}
 
 // Turn intents: how a turn relates to the conversation so far.
 const (
@@ -146,9 +136,6 @@ func (p *Pipeline) validate(req *Request) error {
 // transaction. A failure anywhere leaves the conversation as it was.
 func (p *Pipeline) Ask(ctx context.Context, req Request) (*Turn, error) {
 	start := time.Now()
-	if p.Turns == nil {
-		return nil, fmt.Errorf("ask: pipeline has no turn store")
-	}
 	if err := p.validate(&req); err != nil {
 		return nil, err
 	}
@@ -200,7 +187,7 @@ func (p *Pipeline) Ask(ctx context.Context, req Request) (*Turn, error) {
 	}
 	turn.Timings.add("describe", time.Since(t))
 
-	ref := store.ConversationRef{ID: req.ConversationID}
+	ref := ragd.ConversationRef{ID: req.ConversationID}
 	if ref.ID == uuid.Nil {
 		if ref.ID, err = uuid.NewV7(); err != nil {
 			return nil, fmt.Errorf("ask: new conversation id: %w", err)
@@ -210,7 +197,7 @@ func (p *Pipeline) Ask(ctx context.Context, req Request) (*Turn, error) {
 	t = time.Now()
 	var factsTime, contextTime time.Duration
 	var answer string
-	res, err := p.Turns.Turn(ctx, ref, func(st *store.ConversationState) (*store.TurnWrite, error) {
+	res, err := p.Store.Turn(ctx, ref, func(st *ragd.ConversationState) (*ragd.TurnWrite, error) {
 		tf := time.Now()
 		w := record(turnRecord{message: req.Message, sources: sources, intent: turn.Intent, belowTau: belowTau,
 			pins: req.Pins, perSource: p.cfg.FactsPerSource, carry: p.cfg.Carry, now: time.Now().UTC()}, st)
@@ -257,9 +244,9 @@ func (p *Pipeline) Ask(ctx context.Context, req Request) (*Turn, error) {
 
 // load reads the conversation the turn continues (an empty state for a new one) and its
 // messages, and checks that pinned documents exist.
-func (p *Pipeline) load(ctx context.Context, req Request) (*store.ConversationState, conversation, error) {
+func (p *Pipeline) load(ctx context.Context, req Request) (*ragd.ConversationState, conversation, error) {
 	for _, id := range req.Pins {
-		d, err := p.Turns.Document(ctx, id)
+		d, err := p.Store.Document(ctx, id)
 		if err != nil {
 			return nil, conversation{}, fmt.Errorf("pin: %w", err)
 		}
@@ -268,13 +255,13 @@ func (p *Pipeline) load(ctx context.Context, req Request) (*store.ConversationSt
 		}
 	}
 	if req.ConversationID == uuid.Nil {
-		return &store.ConversationState{}, conversation{}, nil
+		return &ragd.ConversationState{}, conversation{}, nil
 	}
-	st, err := p.Turns.ConversationState(ctx, req.ConversationID)
+	st, err := p.Store.ConversationState(ctx, req.ConversationID)
 	if err != nil {
 		return nil, conversation{}, err
 	}
-	msgs, err := p.Turns.Messages(ctx, req.ConversationID)
+	msgs, err := p.Store.Messages(ctx, req.ConversationID)
 	if err != nil {
 		return nil, conversation{}, err
 	}
@@ -313,7 +300,7 @@ func (p *Pipeline) classify(text string, history []string, sources []ragd.Conver
 // configured (the most accurate judge, and its scores are reused by the rerank stage), else the
 // cosine similarity of the chunk's embedding to the question's (already computed for vector
 // search), else the share of the question's IDF mass the chunk contains (lexical, no model).
-func (p *Pipeline) carried(ctx context.Context, req Request, st *store.ConversationState, turn *Turn, o *rankOptions) ([]carry.Pick, map[uuid.UUID]bool, error) {
+func (p *Pipeline) carried(ctx context.Context, req Request, st *ragd.ConversationState, turn *Turn, o *rankOptions) ([]carry.Pick, map[uuid.UUID]bool, error) {
 	cands := carry.Candidates(st.Sources, turn.Intent.Label == NewTopic)
 	known := map[uuid.UUID]bool{}
 	for _, c := range cands {
@@ -484,7 +471,7 @@ func (p *Pipeline) plan(ctx context.Context, query string, history []string, in 
 		}
 		o.extra = append(o.extra, l)
 	}
-	if p.Graph != nil && len(history) > 0 && in.Label != NewTopic {
+	if p.cfg.Graph && len(history) > 0 && in.Label != NewTopic {
 		l, err := p.graphList(ctx, query, history, picks, o)
 		if err != nil {
 			return err
@@ -539,14 +526,14 @@ func (p *Pipeline) graphList(ctx context.Context, query string, history []string
 	for i, e := range repeated {
 		names[i] = e.Name
 	}
-	neighbours, err := p.Graph.Neighbours(ctx, names, p.cfg.KGNeighbours)
+	neighbours, err := p.Store.Neighbours(ctx, names, p.cfg.KGNeighbours)
 	if err != nil {
 		return l, fmt.Errorf("ask: graph: %w", err)
 	}
 	for _, n := range neighbours {
 		names = append(names, n.Name)
 	}
-	if l.IDs, err = p.Graph.EntityChunks(ctx, names, p.cfg.KGChunks); err != nil {
+	if l.IDs, err = p.Store.EntityChunks(ctx, names, p.cfg.KGChunks); err != nil {
 		return l, fmt.Errorf("ask: graph: %w", err)
 	}
 	return l, nil
@@ -614,11 +601,11 @@ func (p *Pipeline) contextText(ctx context.Context, query, previous string, ids 
 
 // describe turns kept candidates into sources with their documents' details.
 func (p *Pipeline) describe(ctx context.Context, kept []Candidate) ([]Source, error) {
-	refs := make([]store.VersionRef, len(kept))
+	refs := make([]ragd.VersionRef, len(kept))
 	for i, c := range kept {
-		refs[i] = store.VersionRef{DocID: c.Chunk.DocID, Version: c.Chunk.Version}
+		refs[i] = ragd.VersionRef{DocID: c.Chunk.DocID, Version: c.Chunk.Version}
 	}
-	info, err := p.Turns.VersionInfo(ctx, refs)
+	info, err := p.Store.VersionInfo(ctx, refs)
 	if err != nil {
 		return nil, fmt.Errorf("ask: %w", err)
 	}
@@ -683,7 +670,7 @@ type turnRecord struct {
 // conversation's letters, one citation per fact, and the new state of the conversation's
 // sources. It fills in the sources' letters and facts. It is pure, so it runs on the freshest
 // state: two concurrent turns of one conversation apply one after the other.
-func record(r turnRecord, st *store.ConversationState) *store.TurnWrite {
+func record(r turnRecord, st *ragd.ConversationState) *ragd.TurnWrite {
 	letters := map[uuid.UUID]string{}
 	for _, cs := range st.Sources {
 		letters[cs.DocID] = cs.Marker
@@ -697,7 +684,7 @@ func record(r turnRecord, st *store.ConversationState) *store.TurnWrite {
 		letters[id] = l
 	}
 	number := st.Conversation.Turn + 1
-	w := &store.TurnWrite{UserMessage: r.message,
+	w := &ragd.TurnWrite{UserMessage: r.message,
 		Meta: map[string]any{"sources": len(r.sources), "turn_intent": r.intent.Label, "turn_intent_confidence": r.intent.Confidence}}
 	used := map[uuid.UUID]carry.Used{}
 	for i, e := range sheet {
@@ -706,7 +693,7 @@ func record(r turnRecord, st *store.ConversationState) *store.TurnWrite {
 		s.Facts = make([]ragd.Fact, len(e.Facts))
 		for j, f := range e.Facts {
 			s.Facts[j] = ragd.Fact{Marker: f.Marker, Text: f.Text, ChunkID: s.ChunkID, Score: f.Score}
-			w.Citations = append(w.Citations, store.CitationWrite{DocID: s.DocID, DocVersion: s.Version,
+			w.Citations = append(w.Citations, ragd.CitationWrite{DocID: s.DocID, DocVersion: s.Version,
 				ChunkID: s.ChunkID, Marker: f.Marker, Fact: f.Text, Score: s.Score,
 				Origin: strings.Join(s.Origins, ","), Rank: s.Rank, PageStart: s.PageStart, PageEnd: s.PageEnd})
 		}

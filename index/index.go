@@ -28,11 +28,6 @@ import (
 	"github.com/ragd/ragd"
 )
 
-// Source is where the index reads chunk changes from: the store.
-type Source interface {
-	ChunkChanges(ctx context.Context, after int64, limit int) ([]ragd.ChunkChange, error)
-}
-
 // ErrLocked means another process (usually a running server) has the index open.
 var ErrLocked = errors.New("index is open in another process")
 
@@ -326,8 +321,8 @@ func (ix *Index) apply(changes []ragd.ChunkChange) error {
 // pageSize is how many changes one bleve batch applies.
 const pageSize = 2000
 
-// CatchUp applies every change the source has past the index's sequence and returns how many.
-func (ix *Index) CatchUp(ctx context.Context, src Source) (int, error) {
+// CatchUp applies every change the store has past the index's sequence and returns how many.
+func (ix *Index) CatchUp(ctx context.Context, src ragd.Store) (int, error) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	start := time.Now()
@@ -352,9 +347,9 @@ func (ix *Index) CatchUp(ctx context.Context, src Source) (int, error) {
 	return n, nil
 }
 
-// Rebuild replaces the index in dir by one built from scratch from the source. The new index is
+// Rebuild replaces the index in dir by one built from scratch from the store. The new index is
 // built beside the old one and swapped in only when complete.
-func Rebuild(ctx context.Context, dir string, src Source, logger *slog.Logger) (*Index, error) {
+func Rebuild(ctx context.Context, dir string, src ragd.Store, logger *slog.Logger) (*Index, error) {
 	tmp := dir + ".rebuild"
 	if err := os.RemoveAll(tmp); err != nil {
 		return nil, fmt.Errorf("index: clearing %s: %w", tmp, err)
@@ -382,7 +377,7 @@ func Rebuild(ctx context.Context, dir string, src Source, logger *slog.Logger) (
 // Follow keeps ix caught up with src until ctx ends: at once when wake fires (the store's change
 // notifications), and every poll interval regardless, in case a notification was missed while
 // the listening connection was down.
-func (ix *Index) Follow(ctx context.Context, src Source, wake <-chan struct{}, poll time.Duration) {
+func (ix *Index) Follow(ctx context.Context, src ragd.Store, wake <-chan struct{}, poll time.Duration) {
 	t := time.NewTicker(poll)
 	defer t.Stop()
 	for {

@@ -29,13 +29,13 @@ func setup(t *testing.T) *testBundle {
 	}
 }
 
-func (b *testBundle) save(t *testing.T, key, hash, title string, texts ...string) store.SaveResult {
+func (b *testBundle) save(t *testing.T, key, hash, title string, texts ...string) ragd.SaveResult {
 	t.Helper()
-	v := store.NewVersion{SourceKey: key, Format: "text", Title: title, ContentHash: hash}
+	v := ragd.NewVersion{SourceKey: key, Format: "text", Title: title, ContentHash: hash}
 	for _, s := range texts {
 		v.Chunks = append(v.Chunks, ragd.Chunk{Text: s})
 	}
-	res, err := b.store.SaveVersions(b.ctx, []store.NewVersion{v})
+	res, err := b.store.SaveVersions(b.ctx, []ragd.NewVersion{v})
 	require.NoError(t, err)
 	return res[0]
 }

@@ -18,18 +18,11 @@ import (
 	"github.com/ragd/ragd/chunk"
 	"github.com/ragd/ragd/extract"
 	"github.com/ragd/ragd/kg"
-	"github.com/ragd/ragd/store"
 )
 
 // Embedder computes one vector per text.
 type Embedder interface {
 	Embed(ctx context.Context, texts []string) ([][]float32, error)
-}
-
-// Store is where documents go.
-type Store interface {
-	Current(ctx context.Context, keys []string) (map[string]store.Current, error)
-	SaveVersions(ctx context.Context, vs []store.NewVersion) ([]store.SaveResult, error)
 }
 
 // Config tunes ingestion.
@@ -77,12 +70,12 @@ func (c Config) Validate() error {
 // vectors and only BM25 finds them until a later `ragd reindex --embeddings`.
 type Ingester struct {
 	cfg      Config
-	store    Store
+	store    ragd.Store
 	embedder Embedder
 }
 
 // New returns an Ingester.
-func New(cfg Config, st Store, emb Embedder) (*Ingester, error) {
+func New(cfg Config, st ragd.Store, emb Embedder) (*Ingester, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("ingest: %w", err)
@@ -95,7 +88,7 @@ type Result struct {
 	Name    string
 	DocID   string // empty when Err is set
 	Version int
-	Status  store.SaveStatus // empty when Err is set
+	Status  ragd.SaveStatus // empty when Err is set
 	Chunks  int
 	Err     error
 }
@@ -119,14 +112,14 @@ func (s *Stats) count(r Result) {
 	switch {
 	case r.Err != nil:
 		s.Failed++
-	case r.Status == store.Created:
+	case r.Status == ragd.Created:
 		s.Created++
-	case r.Status == store.Updated:
+	case r.Status == ragd.Updated:
 		s.Updated++
-	case r.Status == store.Unchanged:
+	case r.Status == ragd.Unchanged:
 		s.Unchanged++
 	}
-	if r.Status != store.Unchanged {
+	if r.Status != ragd.Unchanged {
 		s.Chunks += r.Chunks
 	}
 }
@@ -135,7 +128,7 @@ func (s *Stats) count(r Result) {
 type prepared struct {
 	name string
 	doc  *extract.Doc
-	nv   store.NewVersion // without chunks until the document turns out to be new or changed
+	nv   ragd.NewVersion // without chunks until the document turns out to be new or changed
 }
 
 // Ingest reads every source and records it. A source that cannot be read, extracted or
@@ -239,7 +232,7 @@ func (in *Ingester) prepare(src Source) (prepared, error) {
 	if src.Doc != nil {
 		format = "jsonl-record"
 	}
-	nv := store.NewVersion{
+	nv := ragd.NewVersion{
 		SourceKey:   key,
 		Format:      format,
 		Title:       doc.Title,
@@ -312,14 +305,14 @@ func (in *Ingester) write(ctx context.Context, batch []prepared, st *Stats) ([]R
 	if err != nil {
 		return nil, fmt.Errorf("ingest: %w", err)
 	}
-	byKey := make(map[string]store.SaveResult, len(batch))
+	byKey := make(map[string]ragd.SaveResult, len(batch))
 	chunks := make(map[string]int, len(batch))
 	failed := map[string]error{}
-	var changed []store.NewVersion
+	var changed []ragd.NewVersion
 	t = time.Now()
 	for _, p := range batch {
 		if c, ok := current[p.nv.SourceKey]; ok && c.Hash == p.nv.ContentHash {
-			byKey[p.nv.SourceKey] = store.SaveResult{DocID: c.DocID, Version: c.Version, Status: store.Unchanged}
+			byKey[p.nv.SourceKey] = ragd.SaveResult{DocID: c.DocID, Version: c.Version, Status: ragd.Unchanged}
 			chunks[p.nv.SourceKey] = c.Chunks
 			continue
 		}
@@ -357,7 +350,7 @@ func (in *Ingester) write(ctx context.Context, batch []prepared, st *Stats) ([]R
 	return results, nil
 }
 
-func (in *Ingester) embed(ctx context.Context, vs []store.NewVersion, st *Stats) error {
+func (in *Ingester) embed(ctx context.Context, vs []ragd.NewVersion, st *Stats) error {
 	if in.embedder == nil || len(vs) == 0 {
 		return nil
 	}

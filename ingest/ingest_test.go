@@ -232,10 +232,10 @@ func TestIngestUploadIsContentAddressed(t *testing.T) {
 	src := ingest.Source{Name: "notes.md", Data: []byte("# Notes\n\nBring spare glasses and medication.")}
 	first, err := b.in.IngestOne(b.ctx, src)
 	require.NoError(t, err)
-	require.Equal(t, store.Created, first.Status)
+	require.Equal(t, ragd.Created, first.Status)
 	second, err := b.in.IngestOne(b.ctx, src)
 	require.NoError(t, err)
-	require.Equal(t, store.Unchanged, second.Status)
+	require.Equal(t, ragd.Unchanged, second.Status)
 	require.Equal(t, first.DocID, second.DocID)
 
 	_, err = b.in.IngestOne(b.ctx, ingest.Source{Name: "empty.md", Data: []byte("\n\n")})

@@ -11,7 +11,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ragd/ragd"
-	"github.com/ragd/ragd/store"
 )
 
 // messageCitations returns the citations of one message: every marker with the passage and
@@ -95,8 +94,8 @@ func (s *Server) citations(c echo.Context) error {
 }
 
 // citationQuery reads the filter and the format (the format parameter, else the Accept header).
-func citationQuery(c echo.Context) (store.CitationFilter, string, error) {
-	var f store.CitationFilter
+func citationQuery(c echo.Context) (ragd.CitationFilter, string, error) {
+	var f ragd.CitationFilter
 	q := c.QueryParams()
 	for name, dst := range map[string]*uuid.UUID{"conversation_id": &f.ConversationID, "doc_id": &f.DocID} {
 		if v := q.Get(name); v != "" {

@@ -15,7 +15,6 @@ import (
 
 	"github.com/ragd/ragd"
 	"github.com/ragd/ragd/ingest"
-	"github.com/ragd/ragd/store"
 )
 
 // postDocument ingests one document: a multipart upload (field "file"), or JSON with its text or
@@ -35,7 +34,7 @@ func (s *Server) postDocument(c echo.Context) error {
 		return fmt.Errorf("document stored, index not yet caught up (it will on its next poll): %w", err)
 	}
 	status := http.StatusCreated
-	if res.Status == store.Unchanged {
+	if res.Status == ragd.Unchanged {
 		status = http.StatusOK
 	}
 	return c.JSON(status, ingestResultJSON{DocID: res.DocID, Version: res.Version, Status: string(res.Status), Chunks: res.Chunks})
@@ -140,7 +139,7 @@ func (s *Server) listDocuments(c echo.Context) error {
 	if len(q) > maxQueryBytes || !utf8.ValidString(q) {
 		return ragd.Invalidf("q", "must be valid UTF-8 of at most %d bytes", maxQueryBytes)
 	}
-	rows, err := s.deps.Store.ListDocuments(c.Request().Context(), store.DocumentFilter{Query: q, Page: p})
+	rows, err := s.deps.Store.ListDocuments(c.Request().Context(), ragd.DocumentFilter{Query: q, Page: p})
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ragd/ragd"
-	"github.com/ragd/ragd/store"
 )
 
 // Lists of conversations and documents come in pages, newest first, by keyset: a page's
@@ -27,7 +26,7 @@ func encodeCursor(at time.Time, id uuid.UUID) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(raw))
 }
 
-func decodeCursor(s string) (*store.Keyset, error) {
+func decodeCursor(s string) (*ragd.Keyset, error) {
 	bad := ragd.Invalidf("cursor", "%q is not a cursor this server gave", s)
 	raw, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil {
@@ -45,25 +44,25 @@ func decodeCursor(s string) (*store.Keyset, error) {
 	if err != nil {
 		return nil, bad
 	}
-	return &store.Keyset{At: time.UnixMicro(n).UTC(), ID: u}, nil
+	return &ragd.Keyset{At: time.UnixMicro(n).UTC(), ID: u}, nil
 }
 
 // pageQuery reads limit and cursor. It asks the store for one row more than the limit, which
 // tells whether a next page exists.
-func pageQuery(c echo.Context) (store.Page, int, error) {
+func pageQuery(c echo.Context) (ragd.Page, int, error) {
 	limit := defaultPage
 	if v := c.QueryParam("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > maxPage {
-			return store.Page{}, 0, ragd.Invalidf("limit", "must be 1..%d", maxPage)
+			return ragd.Page{}, 0, ragd.Invalidf("limit", "must be 1..%d", maxPage)
 		}
 		limit = n
 	}
-	p := store.Page{Limit: limit + 1}
+	p := ragd.Page{Limit: limit + 1}
 	if v := c.QueryParam("cursor"); v != "" {
 		k, err := decodeCursor(v)
 		if err != nil {
-			return store.Page{}, 0, err
+			return ragd.Page{}, 0, err
 		}
 		p.After = k
 	}

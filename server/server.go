@@ -22,9 +22,7 @@ import (
 
 	"github.com/ragd/ragd"
 	"github.com/ragd/ragd/ask"
-	"github.com/ragd/ragd/index"
 	"github.com/ragd/ragd/ingest"
-	"github.com/ragd/ragd/store"
 )
 
 // Pipeline runs turns.
@@ -34,31 +32,11 @@ type Pipeline interface {
 	CanAnswer() bool
 }
 
-// Store is what the handlers read and write directly.
-type Store interface {
-	index.Source
-	Ping(ctx context.Context) error
-	Conversation(ctx context.Context, id uuid.UUID) (*ragd.Conversation, error)
-	ConversationState(ctx context.Context, id uuid.UUID) (*store.ConversationState, error)
-	Messages(ctx context.Context, conv uuid.UUID) ([]ragd.Message, error)
-	RecordReply(ctx context.Context, conv, msg uuid.UUID, content string) (*ragd.Message, error)
-	SetPin(ctx context.Context, conv, doc uuid.UUID, pinned bool, letter func(int) string) (*ragd.ConversationSource, error)
-	MessageCitations(ctx context.Context, msg uuid.UUID) ([]ragd.Citation, error)
-	Citations(ctx context.Context, f store.CitationFilter, fn func(ragd.Citation) error) error
-	Document(ctx context.Context, id uuid.UUID) (*ragd.Document, error)
-	Versions(ctx context.Context, id uuid.UUID) ([]ragd.DocumentVersion, error)
-	DeleteDocument(ctx context.Context, id uuid.UUID) error
-	ListConversations(ctx context.Context, p store.Page) ([]ragd.ConversationSummary, error)
-	RenameConversation(ctx context.Context, id uuid.UUID, title string) (*ragd.Conversation, error)
-	DeleteConversation(ctx context.Context, id uuid.UUID) error
-	ListDocuments(ctx context.Context, f store.DocumentFilter) ([]ragd.DocumentSummary, error)
-}
-
 // Index is the BM25 index, caught up right after the API changes documents so the next /v1/ask
 // finds them.
 type Index interface {
 	Ping(ctx context.Context) error
-	CatchUp(ctx context.Context, src index.Source) (int, error)
+	CatchUp(ctx context.Context, src ragd.Store) (int, error)
 }
 
 // Ingester records uploaded documents.
@@ -92,7 +70,7 @@ func (c Config) WithDefaults() Config {
 // Deps are what the handlers call.
 type Deps struct {
 	Pipeline Pipeline
-	Store    Store
+	Store    ragd.Store
 	Index    Index
 	Ingester Ingester
 	// Monitors are the pipeline's mode monitors, exported as gauges.

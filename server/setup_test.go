@@ -89,7 +89,7 @@ func setup(t *testing.T, o options) *testBundle {
 	t.Cleanup(func() { ix.Close() })
 	b.index = ix
 
-	d := ask.Deps{Index: ix, Store: st, Turns: st, Answerer: o.answerer, Intent: o.intent, Monitors: o.monitors,
+	d := ask.Deps{Index: ix, Store: st, Answerer: o.answerer, Intent: o.intent, Monitors: o.monitors,
 		BuildBundle: o.build}
 	var emb ingest.Embedder
 	if o.models {

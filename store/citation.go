@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -50,18 +49,9 @@ func (s *Store) MessageCitations(ctx context.Context, msg uuid.UUID) ([]ragd.Cit
 	return cs, nil
 }
 
-// CitationFilter selects citations for an audit export. Zero fields do not filter.
-type CitationFilter struct {
-	ConversationID uuid.UUID
-	DocID          uuid.UUID
-	From, To       time.Time // created_at in [From, To)
-	AfterID        int64     // keyset cursor: only citations with a larger id
-	Limit          int       // 0 means no limit
-}
-
 // Citations calls fn for every citation the filter selects, in id (creation) order, streaming
 // rows so an export of any size runs in constant memory. fn returning an error stops it.
-func (s *Store) Citations(ctx context.Context, f CitationFilter, fn func(ragd.Citation) error) error {
+func (s *Store) Citations(ctx context.Context, f ragd.CitationFilter, fn func(ragd.Citation) error) error {
 	var where []string
 	var args []any
 	add := func(cond string, v any) {

@@ -12,13 +12,6 @@ import (
 	"github.com/ragd/ragd"
 )
 
-// ConversationState is a conversation as a turn reads it.
-type ConversationState struct {
-	Conversation ragd.Conversation
-	// Sources are every document the conversation has found, carried or not, by first turn.
-	Sources []ragd.ConversationSource
-}
-
 const conversationColumns = `id, title, turn, next_letter, goal_turn, coalesce(ab_arm, ''), created_at, updated_at`
 
 func scanConversation(row pgx.Row) (ragd.Conversation, error) {
@@ -42,11 +35,11 @@ func (s *Store) Conversation(ctx context.Context, id uuid.UUID) (*ragd.Conversat
 
 // ConversationState reads a conversation and its sources without locking, for the retrieval
 // stages that run before the turn's transaction.
-func (s *Store) ConversationState(ctx context.Context, id uuid.UUID) (*ConversationState, error) {
+func (s *Store) ConversationState(ctx context.Context, id uuid.UUID) (*ragd.ConversationState, error) {
 	return s.conversationState(ctx, id, false)
 }
 
-func (s *Store) conversationState(ctx context.Context, id uuid.UUID, lock bool) (*ConversationState, error) {
+func (s *Store) conversationState(ctx context.Context, id uuid.UUID, lock bool) (*ragd.ConversationState, error) {
 	q := "SELECT " + conversationColumns + " FROM conversations WHERE id = $1 AND deleted_at IS NULL"
 	if lock {
 		q += " FOR UPDATE"
@@ -62,7 +55,7 @@ func (s *Store) conversationState(ctx context.Context, id uuid.UUID, lock bool) 
 	if err != nil {
 		return nil, err
 	}
-	return &ConversationState{Conversation: c, Sources: srcs}, nil
+	return &ragd.ConversationState{Conversation: c, Sources: srcs}, nil
 }
 
 func (s *Store) conversationSources(ctx context.Context, id uuid.UUID) ([]ragd.ConversationSource, error) {
@@ -90,54 +83,12 @@ func (s *Store) conversationSources(ctx context.Context, id uuid.UUID) ([]ragd.C
 	return srcs, nil
 }
 
-// TurnWrite is everything one turn records.
-type TurnWrite struct {
-	UserMessage string
-	UserMeta    map[string]any // what was learned of the user's message (its invariants)
-	Answer      string         // ragd's answer: the fact sheet
-	Meta        map[string]any // the turn's telemetry, on the assistant message
-	NextLetter  int
-	GoalTurn    int // 0 keeps the conversation's current goal
-	// Sources is the new state of every conversation source the turn touched.
-	Sources   []ragd.ConversationSource
-	Citations []CitationWrite
-}
-
-// CitationWrite is one marker of the turn's answer.
-type CitationWrite struct {
-	DocID      uuid.UUID
-	DocVersion int
-	ChunkID    int64
-	Marker     string
-	Fact       string
-	Score      float64
-	Origin     string
-	Rank       int
-	PageStart  int
-	PageEnd    int
-}
-
-// TurnResult identifies what a turn wrote.
-type TurnResult struct {
-	Conversation       ragd.Conversation // as of the end of the turn
-	UserMessageID      uuid.UUID
-	AssistantMessageID uuid.UUID
-}
-
-// ConversationRef names the conversation of a turn: an existing one, or a new one to create with
-// this id and A/B arm.
-type ConversationRef struct {
-	ID  uuid.UUID
-	New bool
-	Arm string
-}
-
 // Turn records one turn in one transaction: the conversation row is locked, fn computes what to
 // write from the state as of the lock (so two concurrent turns of one conversation apply one after
 // the other), and the messages, citations, sources and counters are written; any failure leaves
 // the conversation exactly as it was. The turn number fn writes is state.Conversation.Turn + 1.
-func (s *Store) Turn(ctx context.Context, ref ConversationRef, fn func(*ConversationState) (*TurnWrite, error)) (*TurnResult, error) {
-	var res *TurnResult
+func (s *Store) Turn(ctx context.Context, ref ragd.ConversationRef, fn func(*ragd.ConversationState) (*ragd.TurnWrite, error)) (*ragd.TurnResult, error) {
+	var res *ragd.TurnResult
 	err := s.InTx(ctx, func(tx *Store) error {
 		var err error
 		res, err = tx.turn(ctx, ref, fn)
@@ -146,14 +97,14 @@ func (s *Store) Turn(ctx context.Context, ref ConversationRef, fn func(*Conversa
 	return res, err
 }
 
-func (s *Store) turn(ctx context.Context, ref ConversationRef, fn func(*ConversationState) (*TurnWrite, error)) (*TurnResult, error) {
-	var st *ConversationState
+func (s *Store) turn(ctx context.Context, ref ragd.ConversationRef, fn func(*ragd.ConversationState) (*ragd.TurnWrite, error)) (*ragd.TurnResult, error) {
+	var st *ragd.ConversationState
 	if ref.New {
 		c, err := s.createConversation(ctx, ref.ID, ref.Arm)
 		if err != nil {
 			return nil, err
 		}
-		st = &ConversationState{Conversation: c}
+		st = &ragd.ConversationState{Conversation: c}
 	} else {
 		var err error
 		if st, err = s.conversationState(ctx, ref.ID, true); err != nil {
@@ -170,7 +121,7 @@ func (s *Store) turn(ctx context.Context, ref ConversationRef, fn func(*Conversa
 	if w.GoalTurn > 0 {
 		conv.GoalTurn = w.GoalTurn
 	}
-	res := &TurnResult{}
+	res := &ragd.TurnResult{}
 	if res.UserMessageID, err = uuid.NewV7(); err != nil {
 		return nil, err
 	}

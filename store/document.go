@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -14,51 +13,18 @@ import (
 	"github.com/ragd/ragd/kg"
 )
 
-// NewVersion is the content of one document as ingest found it.
-type NewVersion struct {
-	SourceKey   string
-	Format      string
-	Title       string
-	URL         string
-	Path        string
-	PublishedAt *time.Time
-	ContentHash string
-	Bytes       int
-	// Chunks of the new content in order; IDs, versions and sequence numbers are assigned here.
-	Chunks []ragd.Chunk
-	// Entities, when not nil, holds the entities of each chunk (parallel to Chunks) for the
-	// knowledge graph, recorded in the same transaction.
-	Entities [][]kg.Entity
-}
-
 // GraphMaxPerChunk caps the entities of one chunk that edges link (see kg.Edges).
 const GraphMaxPerChunk = 16
-
-// SaveStatus says what SaveVersions did with one document.
-type SaveStatus string
-
-const (
-	Created   SaveStatus = "created"   // a new document, version 1
-	Updated   SaveStatus = "updated"   // changed content: a new version replaced the old in search
-	Unchanged SaveStatus = "unchanged" // same content as the current version: nothing written
-)
-
-// SaveResult reports one document of a SaveVersions call, in input order.
-type SaveResult struct {
-	DocID   uuid.UUID
-	Version int
-	Status  SaveStatus
-}
 
 // SaveVersions records a batch of documents in one transaction. A document whose content hash
 // equals its current version's is left alone; a changed one gets a new version whose chunks
 // replace the old ones in search, while the old chunks stay readable for the citations that point
 // at them. A deleted document that is ingested again comes back as a new version.
-func (s *Store) SaveVersions(ctx context.Context, vs []NewVersion) ([]SaveResult, error) {
+func (s *Store) SaveVersions(ctx context.Context, vs []ragd.NewVersion) ([]ragd.SaveResult, error) {
 	keys := make([]string, len(vs))
 	seen := make(map[string]bool, len(vs))
 	for i, v := range vs {
-		if err := v.validate(); err != nil {
+		if err := validateVersion(v); err != nil {
 			return nil, err
 		}
 		if seen[v.SourceKey] {
@@ -67,7 +33,7 @@ func (s *Store) SaveVersions(ctx context.Context, vs []NewVersion) ([]SaveResult
 		seen[v.SourceKey] = true
 		keys[i] = v.SourceKey
 	}
-	var results []SaveResult
+	var results []ragd.SaveResult
 	err := s.InTx(ctx, func(tx *Store) error {
 		var err error
 		results, err = tx.saveVersions(ctx, vs, keys)
@@ -76,7 +42,8 @@ func (s *Store) SaveVersions(ctx context.Context, vs []NewVersion) ([]SaveResult
 	return results, err
 }
 
-func (v NewVersion) validate() error {
+// validateVersion rejects a version SaveVersions cannot record, before anything is written.
+func validateVersion(v ragd.NewVersion) error {
 	switch {
 	case v.SourceKey == "":
 		return ragd.Invalidf("source_key", "empty")
@@ -100,7 +67,7 @@ type current struct {
 	deleted bool
 }
 
-func (s *Store) saveVersions(ctx context.Context, vs []NewVersion, keys []string) ([]SaveResult, error) {
+func (s *Store) saveVersions(ctx context.Context, vs []ragd.NewVersion, keys []string) ([]ragd.SaveResult, error) {
 	if err := lockSeq(ctx, s.db); err != nil {
 		return nil, err
 	}
@@ -108,7 +75,7 @@ func (s *Store) saveVersions(ctx context.Context, vs []NewVersion, keys []string
 	if err != nil {
 		return nil, err
 	}
-	results := make([]SaveResult, len(vs))
+	results := make([]ragd.SaveResult, len(vs))
 	batch := &pgx.Batch{}
 	var rows [][]any
 	ts := now()
@@ -116,10 +83,10 @@ func (s *Store) saveVersions(ctx context.Context, vs []NewVersion, keys []string
 		cur, ok := existing[v.SourceKey]
 		switch {
 		case ok && cur.hash == v.ContentHash && !cur.deleted:
-			results[i] = SaveResult{DocID: cur.id, Version: cur.version, Status: Unchanged}
+			results[i] = ragd.SaveResult{DocID: cur.id, Version: cur.version, Status: ragd.Unchanged}
 			continue
 		case ok:
-			results[i] = SaveResult{DocID: cur.id, Version: cur.version + 1, Status: Updated}
+			results[i] = ragd.SaveResult{DocID: cur.id, Version: cur.version + 1, Status: ragd.Updated}
 			batch.Queue(`
 				UPDATE documents SET version = $2, title = $3, url = $4, path = $5, format = $6,
 				       updated_at = $7, deleted_at = NULL
@@ -132,7 +99,7 @@ func (s *Store) saveVersions(ctx context.Context, vs []NewVersion, keys []string
 			if err != nil {
 				return nil, fmt.Errorf("store: new document id: %w", err)
 			}
-			results[i] = SaveResult{DocID: id, Version: 1, Status: Created}
+			results[i] = ragd.SaveResult{DocID: id, Version: 1, Status: ragd.Created}
 			batch.Queue(`
 				INSERT INTO documents (id, source_key, format, title, url, path, version, created_at, updated_at)
 				VALUES ($1, $2, $3, $4, $5, $6, 1, $7, $7)`,
@@ -168,15 +135,15 @@ func (s *Store) saveVersions(ctx context.Context, vs []NewVersion, keys []string
 
 // saveEntities records the knowledge graph of the versions just written: COPY returns no ids, so
 // the new chunks' ids are read back by version and ordinal.
-func (s *Store) saveEntities(ctx context.Context, vs []NewVersion, results []SaveResult) error {
+func (s *Store) saveEntities(ctx context.Context, vs []ragd.NewVersion, results []ragd.SaveResult) error {
 	var docs []uuid.UUID
 	var versions []int32
-	want := map[VersionRef][][]kg.Entity{}
+	want := map[ragd.VersionRef][][]kg.Entity{}
 	for i, v := range vs {
-		if v.Entities == nil || results[i].Status == Unchanged {
+		if v.Entities == nil || results[i].Status == ragd.Unchanged {
 			continue
 		}
-		ref := VersionRef{DocID: results[i].DocID, Version: results[i].Version}
+		ref := ragd.VersionRef{DocID: results[i].DocID, Version: results[i].Version}
 		docs, versions = append(docs, ref.DocID), append(versions, int32(ref.Version))
 		want[ref] = v.Entities
 	}
@@ -192,7 +159,7 @@ func (s *Store) saveEntities(ctx context.Context, vs []NewVersion, results []Sav
 	}
 	var ids []int64
 	var entities [][]kg.Entity
-	var ref VersionRef
+	var ref ragd.VersionRef
 	var ordinal int
 	var id int64
 	_, err = pgx.ForEachRow(rows, []any{&ref.DocID, &ref.Version, &ordinal, &id}, func() error {
@@ -229,25 +196,17 @@ func nullable(s string) any {
 	return s
 }
 
-// Current is the current version of a live document.
-type Current struct {
-	DocID   uuid.UUID
-	Version int
-	Hash    string
-	Chunks  int
-}
-
 // Current returns the current version of each live document among keys, so ingest can skip
 // unchanged documents before it spends time embedding them.
-func (s *Store) Current(ctx context.Context, keys []string) (map[string]Current, error) {
+func (s *Store) Current(ctx context.Context, keys []string) (map[string]ragd.CurrentVersion, error) {
 	cur, err := s.currentVersions(ctx, keys, false)
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]Current, len(cur))
+	out := make(map[string]ragd.CurrentVersion, len(cur))
 	for k, c := range cur {
 		if !c.deleted {
-			out[k] = Current{DocID: c.id, Version: c.version, Hash: c.hash, Chunks: c.chunks}
+			out[k] = ragd.CurrentVersion{DocID: c.id, Version: c.version, Hash: c.hash, Chunks: c.chunks}
 		}
 	}
 	return out, nil
@@ -384,23 +343,8 @@ func (s *Store) SourceKeys(ctx context.Context) (map[uuid.UUID]string, error) {
 	return out, nil
 }
 
-// VersionRef names one version of a document.
-type VersionRef struct {
-	DocID   uuid.UUID
-	Version int
-}
-
-// VersionInfo is what a citation shows of a document version.
-type VersionInfo struct {
-	Title       string
-	URL         string
-	Path        string
-	PublishedAt *time.Time
-	IngestedAt  time.Time
-}
-
 // VersionInfo returns the details of the given document versions; unknown ones are left out.
-func (s *Store) VersionInfo(ctx context.Context, refs []VersionRef) (map[VersionRef]VersionInfo, error) {
+func (s *Store) VersionInfo(ctx context.Context, refs []ragd.VersionRef) (map[ragd.VersionRef]ragd.VersionInfo, error) {
 	docs := make([]uuid.UUID, len(refs))
 	versions := make([]int32, len(refs))
 	for i, r := range refs {
@@ -414,9 +358,9 @@ func (s *Store) VersionInfo(ctx context.Context, refs []VersionRef) (map[Version
 	if err != nil {
 		return nil, fmt.Errorf("store: reading versions: %w", err)
 	}
-	out := make(map[VersionRef]VersionInfo, len(refs))
-	var ref VersionRef
-	var vi VersionInfo
+	out := make(map[ragd.VersionRef]ragd.VersionInfo, len(refs))
+	var ref ragd.VersionRef
+	var vi ragd.VersionInfo
 	_, err = pgx.ForEachRow(rows, []any{&ref.DocID, &ref.Version, &vi.Title, &vi.URL, &vi.Path, &vi.PublishedAt, &vi.IngestedAt}, func() error {
 		out[ref] = vi
 		return nil

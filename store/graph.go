@@ -173,19 +173,11 @@ func (s *Store) addEdges(ctx context.Context, edges []kg.Edge, ids map[string]in
 	return nil
 }
 
-// Neighbour is an entity one edge away from an entity asked about.
-type Neighbour struct {
-	Name   string
-	Kind   string
-	Weight float64 // of the heaviest edge to it from the entities asked about
-	Via    string  // the entity asked about at the other end of that edge
-}
-
 // Neighbours returns the 1-hop neighbours of the named entities, heaviest edge first (ties by
 // name), at most limit. The named entities themselves are left out, and a neighbour of several
 // of them comes once, through its heaviest edge (ties by the name it is reached from). Unknown
 // names have no neighbours.
-func (s *Store) Neighbours(ctx context.Context, names []string, limit int) ([]Neighbour, error) {
+func (s *Store) Neighbours(ctx context.Context, names []string, limit int) ([]ragd.Neighbour, error) {
 	if limit < 1 {
 		return nil, ragd.Invalidf("limit", "must be at least 1, got %d", limit)
 	}
@@ -213,7 +205,7 @@ func (s *Store) Neighbours(ctx context.Context, names []string, limit int) ([]Ne
 	if err != nil {
 		return nil, fmt.Errorf("store: reading neighbours: %w", err)
 	}
-	ns, err := pgx.CollectRows(rows, pgx.RowToStructByPos[Neighbour])
+	ns, err := pgx.CollectRows(rows, pgx.RowToStructByPos[ragd.Neighbour])
 	if err != nil {
 		return nil, fmt.Errorf("store: reading neighbours: %w", err)
 	}

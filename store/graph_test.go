@@ -34,7 +34,7 @@ func saveChunks(ctx context.Context, t testing.TB, s *store.Store, key string, n
 	for i := range texts {
 		texts[i] = fmt.Sprintf("%s chunk %d", key, i)
 	}
-	res, err := s.SaveVersions(ctx, []store.NewVersion{version(key, "h", texts...)})
+	res, err := s.SaveVersions(ctx, []ragd.NewVersion{version(key, "h", texts...)})
 	require.NoError(t, err)
 	cs, err := s.VersionChunks(ctx, res[0].DocID, res[0].Version)
 	require.NoError(t, err)
@@ -62,7 +62,7 @@ func TestSaveGraph(t *testing.T) {
 		entitiesNamed("nfl", "arizona cardinals", "nfl"),
 	}, 10))
 
-	nfl := []store.Neighbour{
+	nfl := []ragd.Neighbour{
 		{Name: "arizona cardinals", Kind: "proper", Weight: 2, Via: "nfl"},
 		{Name: "bank of america", Kind: "proper", Weight: 2, Via: "nfl"},
 		{Name: "gdpr", Kind: "proper", Weight: 1, Via: "nfl"},
@@ -77,7 +77,7 @@ func TestSaveGraph(t *testing.T) {
 
 	got, err = s.Neighbours(ctx, []string{"nfl", "bank of america", "unknown"}, 10)
 	require.NoError(t, err)
-	require.Equal(t, []store.Neighbour{
+	require.Equal(t, []ragd.Neighbour{
 		{Name: "arizona cardinals", Kind: "proper", Weight: 2, Via: "nfl"},
 		// gdpr is one edge from both with weight 1: it comes once, through the first name.
 		{Name: "gdpr", Kind: "proper", Weight: 1, Via: "bank of america"},
@@ -116,7 +116,7 @@ func TestSaveGraphCapsEdgesNotMentions(t *testing.T) {
 
 	got, err := s.Neighbours(ctx, []string{"a", "c", "d"}, 10)
 	require.NoError(t, err)
-	require.Equal(t, []store.Neighbour{{Name: "b", Kind: "proper", Weight: 1, Via: "a"}}, got,
+	require.Equal(t, []ragd.Neighbour{{Name: "b", Kind: "proper", Weight: 1, Via: "a"}}, got,
 		"only the first two entities of the chunk are linked")
 
 	ids, err := s.EntityChunks(ctx, []string{"d"}, 10)
@@ -138,7 +138,7 @@ func TestSaveGraphKeepsFirstKind(t *testing.T) {
 
 	got, err := s.Neighbours(ctx, []string{"x"}, 10)
 	require.NoError(t, err)
-	require.Equal(t, []store.Neighbour{{Name: "y", Kind: "code", Weight: 2, Via: "x"}}, got)
+	require.Equal(t, []ragd.Neighbour{{Name: "y", Kind: "code", Weight: 2, Via: "x"}}, got)
 }
 
 func TestSaveGraphEmptyAndInvalid(t *testing.T) {

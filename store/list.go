@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -13,20 +12,8 @@ import (
 	"github.com/ragd/ragd"
 )
 
-// Keyset is a position in a list read newest first: the (time, id) of the last row of a page.
-// The next page starts strictly after it, so rows written meanwhile never shift a page.
-type Keyset struct {
-	At time.Time
-	ID uuid.UUID
-}
-
-// Page asks for one page of a list: at most Limit rows after After (nil: from the newest).
-type Page struct {
-	Limit int
-	After *Keyset
-}
-
-func (p Page) validate() error {
+// validatePage rejects a page that could return nothing.
+func validatePage(p ragd.Page) error {
 	if p.Limit < 1 {
 		return fmt.Errorf("store: page limit %d must be at least 1", p.Limit)
 	}
@@ -34,7 +21,7 @@ func (p Page) validate() error {
 }
 
 // keysetClause adds "(at, id) < (after)" to a query ordered by at DESC, id DESC.
-func keysetClause(p Page, at, id string, args []any) (string, []any) {
+func keysetClause(p ragd.Page, at, id string, args []any) (string, []any) {
 	if p.After == nil {
 		return "", args
 	}
@@ -47,8 +34,8 @@ const previewChars = 120
 
 // ListConversations returns a page of the conversations that are not deleted, most recently
 // active first (a turn or a pin makes a conversation active; a rename does not).
-func (s *Store) ListConversations(ctx context.Context, p Page) ([]ragd.ConversationSummary, error) {
-	if err := p.validate(); err != nil {
+func (s *Store) ListConversations(ctx context.Context, p ragd.Page) ([]ragd.ConversationSummary, error) {
+	if err := validatePage(p); err != nil {
 		return nil, err
 	}
 	where, args := keysetClause(p, "c.updated_at", "c.id", nil)
@@ -102,17 +89,10 @@ func (s *Store) DeleteConversation(ctx context.Context, id uuid.UUID) error {
 	return nil
 }
 
-// DocumentFilter selects documents for a list: Query, when set, must occur in the title or the
-// source (URL, path or source key), ignoring case.
-type DocumentFilter struct {
-	Query string
-	Page
-}
-
 // ListDocuments returns a page of the documents in search (not deleted), most recently updated
 // first, with their current version's details.
-func (s *Store) ListDocuments(ctx context.Context, f DocumentFilter) ([]ragd.DocumentSummary, error) {
-	if err := f.validate(); err != nil {
+func (s *Store) ListDocuments(ctx context.Context, f ragd.DocumentFilter) ([]ragd.DocumentSummary, error) {
+	if err := validatePage(f.Page); err != nil {
 		return nil, err
 	}
 	var args []any

@@ -77,13 +77,19 @@ func (c Config) validate() error {
 	return nil
 }
 
-// Store reads and writes ragd's tables.
+// Store reads and writes ragd's tables. It implements ragd.Store, the storage interface the
+// other packages are given; what only the command line and tests use (listening for changes,
+// embedding back-fill, evaluation helpers, reads by version or source key) is on Store alone.
 type Store struct {
 	db       DB
 	pool     *pgxpool.Pool // nil when the store wraps a transaction
 	efSearch int
 	logger   *slog.Logger
 }
+
+// The command line hands *Store to ask, server, ingest and index as a ragd.Store; this fails the
+// build, here rather than there, when the two drift.
+var _ ragd.Store = (*Store)(nil)
 
 // Open connects, migrates (or checks the schema version), checks the embedding dimension, and
 // returns a store over a connection pool.

@@ -22,8 +22,8 @@ func unit(a, b int, lean float64) []float32 {
 	return v
 }
 
-func version(key, hash string, texts ...string) store.NewVersion {
-	v := store.NewVersion{SourceKey: key, Format: "text", Title: "T " + key, ContentHash: hash, Bytes: 10}
+func version(key, hash string, texts ...string) ragd.NewVersion {
+	v := ragd.NewVersion{SourceKey: key, Format: "text", Title: "T " + key, ContentHash: hash, Bytes: 10}
 	for i, s := range texts {
 		v.Chunks = append(v.Chunks, ragd.Chunk{Text: s, CharStart: i * 10, CharEnd: i*10 + len(s), Tokens: 3})
 	}
@@ -53,27 +53,27 @@ func TestOpenMigratesAndChecksDimension(t *testing.T) {
 	s, err = store.Open(ctx, store.Config{URL: url, Schema: "fresh", EmbeddingDim: 8, Migrate: true})
 	require.NoError(t, err, "migrations run from empty in a new schema")
 	defer s.Close()
-	res, err := s.SaveVersions(ctx, []store.NewVersion{version("k", "h", "in a schema")})
+	res, err := s.SaveVersions(ctx, []ragd.NewVersion{version("k", "h", "in a schema")})
 	require.NoError(t, err)
-	require.Equal(t, store.Created, res[0].Status)
+	require.Equal(t, ragd.Created, res[0].Status)
 }
 
 func TestSaveVersions(t *testing.T) {
 	t.Parallel()
 	ctx, s := setup(t)
 
-	res, err := s.SaveVersions(ctx, []store.NewVersion{version("a", "h1", "one", "two"), version("b", "h1", "bee")})
+	res, err := s.SaveVersions(ctx, []ragd.NewVersion{version("a", "h1", "one", "two"), version("b", "h1", "bee")})
 	require.NoError(t, err)
-	require.Equal(t, store.Created, res[0].Status)
+	require.Equal(t, ragd.Created, res[0].Status)
 	require.Equal(t, 1, res[0].Version)
 	docA := res[0].DocID
 
 	// Unchanged content is a no-op: same id, same version, no new rows.
 	seqBefore, err := s.MaxSeq(ctx)
 	require.NoError(t, err)
-	res, err = s.SaveVersions(ctx, []store.NewVersion{version("a", "h1", "one", "two")})
+	res, err = s.SaveVersions(ctx, []ragd.NewVersion{version("a", "h1", "one", "two")})
 	require.NoError(t, err)
-	require.Equal(t, store.SaveResult{DocID: docA, Version: 1, Status: store.Unchanged}, res[0])
+	require.Equal(t, ragd.SaveResult{DocID: docA, Version: 1, Status: ragd.Unchanged}, res[0])
 	seqAfter, err := s.MaxSeq(ctx)
 	require.NoError(t, err)
 	require.Equal(t, seqBefore, seqAfter)
@@ -83,9 +83,9 @@ func TestSaveVersions(t *testing.T) {
 	require.Len(t, old, 2)
 
 	// Changed content makes version 2; version 1's chunks leave search but stay readable.
-	res, err = s.SaveVersions(ctx, []store.NewVersion{version("a", "h2", "uno")})
+	res, err = s.SaveVersions(ctx, []ragd.NewVersion{version("a", "h2", "uno")})
 	require.NoError(t, err)
-	require.Equal(t, store.SaveResult{DocID: docA, Version: 2, Status: store.Updated}, res[0])
+	require.Equal(t, ragd.SaveResult{DocID: docA, Version: 2, Status: ragd.Updated}, res[0])
 
 	got, err := s.Chunks(ctx, []int64{old[1].ID, old[0].ID})
 	require.NoError(t, err)
@@ -106,14 +106,14 @@ func TestSaveVersions(t *testing.T) {
 	cur, err := s.Current(ctx, []string{"a", "b", "missing"})
 	require.NoError(t, err)
 	require.Len(t, cur, 2)
-	require.Equal(t, store.Current{DocID: docA, Version: 2, Hash: "h2", Chunks: 1}, cur["a"])
+	require.Equal(t, ragd.CurrentVersion{DocID: docA, Version: 2, Hash: "h2", Chunks: 1}, cur["a"])
 	require.Equal(t, "h1", cur["b"].Hash)
 }
 
 func TestSaveVersionsRejectsBadInput(t *testing.T) {
 	t.Parallel()
 	ctx, s := setup(t)
-	for name, vs := range map[string][]store.NewVersion{
+	for name, vs := range map[string][]ragd.NewVersion{
 		"duplicate key": {version("a", "h", "x"), version("a", "h", "y")},
 		"no chunks":     {version("a", "h")},
 		"empty key":     {version("", "h", "x")},
@@ -129,7 +129,7 @@ func TestSaveVersionsRejectsBadInput(t *testing.T) {
 func TestDeleteDocument(t *testing.T) {
 	t.Parallel()
 	ctx, s := setup(t)
-	res, err := s.SaveVersions(ctx, []store.NewVersion{version("a", "h", "x")})
+	res, err := s.SaveVersions(ctx, []ragd.NewVersion{version("a", "h", "x")})
 	require.NoError(t, err)
 	id := res[0].DocID
 
@@ -143,9 +143,9 @@ func TestDeleteDocument(t *testing.T) {
 	require.Equal(t, "x", cs[0].Text, "a deleted document's chunks stay readable")
 
 	// Ingesting it again brings it back as a new version.
-	res, err = s.SaveVersions(ctx, []store.NewVersion{version("a", "h", "x")})
+	res, err = s.SaveVersions(ctx, []ragd.NewVersion{version("a", "h", "x")})
 	require.NoError(t, err)
-	require.Equal(t, store.SaveResult{DocID: id, Version: 2, Status: store.Updated}, res[0])
+	require.Equal(t, ragd.SaveResult{DocID: id, Version: 2, Status: ragd.Updated}, res[0])
 }
 
 func TestSearchVector(t *testing.T) {
@@ -155,7 +155,7 @@ func TestSearchVector(t *testing.T) {
 	a.Chunks[0].Embedding = unit(0, 1, 0.1) // nearest to axis 0
 	a.Chunks[1].Embedding = unit(0, 1, 0.5)
 	b.Chunks[0].Embedding = unit(0, 1, 0.3)
-	res, err := s.SaveVersions(ctx, []store.NewVersion{a, b, version("c", "h", "no vector")})
+	res, err := s.SaveVersions(ctx, []ragd.NewVersion{a, b, version("c", "h", "no vector")})
 	require.NoError(t, err)
 
 	q := unit(0, 1, 0)
@@ -201,9 +201,9 @@ func chunkTexts(t *testing.T, ctx context.Context, s *store.Store, hits []ragd.H
 func TestChunkChangesAndEmbeddings(t *testing.T) {
 	t.Parallel()
 	ctx, s := setup(t)
-	_, err := s.SaveVersions(ctx, []store.NewVersion{version("a", "h1", "one", "two")})
+	_, err := s.SaveVersions(ctx, []ragd.NewVersion{version("a", "h1", "one", "two")})
 	require.NoError(t, err)
-	_, err = s.SaveVersions(ctx, []store.NewVersion{version("a", "h2", "three")})
+	_, err = s.SaveVersions(ctx, []ragd.NewVersion{version("a", "h2", "three")})
 	require.NoError(t, err)
 
 	changes, err := s.ChunkChanges(ctx, 0, 100)

@@ -87,14 +87,11 @@ func (c serveCmd) Run(ctx context.Context, a *app) error {
 
 // pipeline wires the turn pipeline from what the app opened.
 func (a *app) pipeline() (*ask.Pipeline, error) {
-	d := ask.Deps{Index: a.index, Store: a.store, Embedder: embedderOrNil(a), Reranker: rerankerOrNil(a), Turns: a.store,
+	d := ask.Deps{Index: a.index, Store: a.store, Embedder: embedderOrNil(a), Reranker: rerankerOrNil(a),
 		Intent: turnIntent{}, Logger: a.logger, Monitors: ask.Monitors{
 			Drift:         mode.NewDrift(mode.DriftConfig{Logger: a.logger}),
 			LowConfidence: mode.NewLowConfidence(mode.LowConfidenceConfig{Threshold: a.cfg.ModeThreshold, Logger: a.logger}),
 		}}
-	if a.cfg.KG {
-		d.Graph = a.store
-	}
 	if a.cfg.LLMURL != "" {
 		client, err := llm.New(a.cfg.llmConfig())
 		if err != nil {

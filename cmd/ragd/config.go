@@ -107,7 +107,7 @@ func (c *Config) chunkOptions() chunk.Options {
 func (c *Config) askConfig() ask.Config {
 	modeCfg := mode.DefaultConfig()
 	modeCfg.Threshold = c.ModeThreshold
-	return ask.Config{Mode: modeCfg, Rules: c.Rules, ControlRatio: c.ControlRatio, FreshK: c.FreshK, RRFK: c.RRFK, CarryWeight: c.CarryWeight, ReferWeight: c.ReferWeight, ContextWeight: c.ContextWeight, ContextTerms: c.ContextTerms, AnaphoraBoost: c.AnaphoraBoost,
+	return ask.Config{Mode: modeCfg, Rules: c.Rules, ControlRatio: c.ControlRatio, FreshK: c.FreshK, RRFK: c.RRFK, CarryWeight: c.CarryWeight, ReferWeight: c.ReferWeight, ContextWeight: c.ContextWeight, ContextTerms: c.ContextTerms, AnaphoraBoost: c.AnaphoraBoost, Graph: c.KG,
 		Carry: carry.Config{Tau: c.CarryTau, Decay: c.CarryDecay, MaxIdle: c.CarryIdle, Cap: c.CarryCap}}.WithDefaults()
 }
 

@@ -54,3 +54,16 @@ func TestConfigDefaultsAndEnvironment(t *testing.T) {
 	require.Equal(t, "auto", cli.Runtime)
 	require.Equal(t, 40, cli.askConfig().RerankTop)
 }
+
+// --kg is one switch for both halves of the knowledge graph: entities recorded at ingest and the
+// graph's list fused into follow-ups. Off by default.
+func TestConfigKGSwitchesIngestAndAsk(t *testing.T) {
+	cli, err := parse(t, nil, "version")
+	require.NoError(t, err)
+	require.False(t, cli.askConfig().Graph)
+	require.False(t, cli.ingestConfig(nil).Graph)
+	cli, err = parse(t, nil, "version", "--kg")
+	require.NoError(t, err)
+	require.True(t, cli.askConfig().Graph)
+	require.True(t, cli.ingestConfig(nil).Graph)
+}

@@ -1,0 +1,150 @@
+package ragd
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Conversation is a chat whose turns ragd has answered.
+type Conversation struct {
+	ID         uuid.UUID
+	Turn       int // user turns asked so far
+	NextLetter int // marker letters handed out (0 means the next is A)
+	GoalTurn   int // turn where the current goal began (a new topic starts a new goal)
+	ABArm      string
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+	// Title is set by the user; empty until then.
+	Title string
+}
+
+// ConversationSummary is a conversation as a list of conversations shows it.
+type ConversationSummary struct {
+	Conversation
+	// Preview is the start of the conversation's first user message.
+	Preview string
+}
+
+// Message is one side of a turn.
+type Message struct {
+	ID             uuid.UUID
+	ConversationID uuid.UUID
+	Turn           int
+	Role           string // "user" or "assistant"
+	// Content is the user's text, or the assistant's reply as the chat UI recorded it (empty
+	// until recorded).
+	Content string
+	// Answer is what ragd answered on an assistant message: the fact sheet, or an LLM's answer
+	// over it.
+	Answer          string
+	ReplyRecordedAt *time.Time
+	Meta            map[string]any
+	CreatedAt       time.Time
+}
+
+// ConversationSource is a document a conversation has found, with its carry-over state. The row
+// outlives carry-over so the document keeps its marker letter for the whole conversation.
+type ConversationSource struct {
+	DocID         uuid.UUID
+	Marker        string  // the document's letter: A, B, ..., AA
+	CarryScore    float64 // decays every turn the source is not used again
+	Pinned        bool
+	Carried       bool // still carried into new turns
+	InactiveTurns int  // turns since it was last among the kept sources
+	FirstTurn     int
+	LastTurn      int
+	LastUsedAt    time.Time
+	CitedChunkIDs []int64
+	Facts         []Fact // the compact facts it contributed last, for the next turn
+	Reason        string // why it is (or stopped being) carried
+}
+
+// Fact is one cited sentence.
+type Fact struct {
+	Marker  string  `json:"marker"`
+	Text    string  `json:"text"`
+	ChunkID int64   `json:"chunk_id"`
+	Score   float64 `json:"score"`
+}
+
+// Citation is one marker of an assistant message as an auditor reads it: the passage and
+// document version behind it, exactly as they were cited.
+type Citation struct {
+	ID             int64
+	MessageID      uuid.UUID
+	ConversationID uuid.UUID
+	Marker         string
+	Fact           string
+	Score          float64
+	Origin         string
+	Rank           int
+	DocID          uuid.UUID
+	DocVersion     int
+	DocTitle       string
+	DocURL         string
+	DocPath        string
+	ChunkID        int64
+	ChunkText      string
+	PageStart      int
+	PageEnd        int
+	CreatedAt      time.Time
+}
+
+// CitationFilter selects citations for an audit export. Zero fields do not filter.
+type CitationFilter struct {
+	ConversationID uuid.UUID
+	DocID          uuid.UUID
+	From, To       time.Time // created_at in [From, To)
+	AfterID        int64     // keyset cursor: only citations with a larger id
+	Limit          int       // 0 means no limit
+}
+
+// ConversationState is a conversation as a turn reads it.
+type ConversationState struct {
+	Conversation Conversation
+	// Sources are every document the conversation has found, carried or not, by first turn.
+	Sources []ConversationSource
+}
+
+// ConversationRef names the conversation of a turn: an existing one, or a new one to create with
+// this id and A/B arm.
+type ConversationRef struct {
+	ID  uuid.UUID
+	New bool
+	Arm string
+}
+
+// TurnWrite is everything one turn records, computed inside Store.Turn's transaction.
+type TurnWrite struct {
+	UserMessage string
+	UserMeta    map[string]any // what was learned of the user's message (its invariants)
+	Answer      string         // ragd's answer: the fact sheet
+	Meta        map[string]any // the turn's telemetry, on the assistant message
+	NextLetter  int
+	GoalTurn    int // 0 keeps the conversation's current goal
+	// Sources is the new state of every conversation source the turn touched.
+	Sources   []ConversationSource
+	Citations []CitationWrite
+}
+
+// CitationWrite is one marker of the turn's answer.
+type CitationWrite struct {
+	DocID      uuid.UUID
+	DocVersion int
+	ChunkID    int64
+	Marker     string
+	Fact       string
+	Score      float64
+	Origin     string
+	Rank       int
+	PageStart  int
+	PageEnd    int
+}
+
+// TurnResult identifies what a turn wrote.
+type TurnResult struct {
+	Conversation       Conversation // as of the end of the turn
+	UserMessageID      uuid.UUID
+	AssistantMessageID uuid.UUID
+}

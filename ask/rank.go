@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"math"
 	"slices"
 	"sort"
 	"time"
@@ -75,7 +76,7 @@ type Config struct {
 	CompareWeight float64
 	// ContextWeight is the weight of the context search: BM25 on the question plus the telling
 	// words of the previous turn and of the carried sources' titles, a list of its own beside
-	// the question's (negative turns it off). It names what a follow-up leaves implicit ("when do
+	// the question's (0 turns it off). It names what a follow-up leaves implicit ("when do
 	// they play?") without replacing the question's own search.
 	ContextWeight float64
 	// ContextTitles is how many carried sources' titles the context search draws words from, and
@@ -111,97 +112,131 @@ type Config struct {
 	SourceChunks int
 }
 
-// WithDefaults fills the zero fields with the product spec's numbers.
-func (c Config) WithDefaults() Config {
-	set := func(v *int, d int) {
-		if *v == 0 {
-			*v = d
-		}
+// DefaultConfig returns the product spec's numbers. Every field of a Config means what it says,
+// zero included: a list weight of 0 turns that list off (it is neither searched nor fused), a
+// ControlRatio of 0 puts every conversation in treatment, a mode threshold of 0 never falls back.
+// Start from DefaultConfig and change what differs; the zero Config is not a usable one.
+func DefaultConfig() Config {
+	return Config{
+		FreshK:          40,
+		RRFK:            fuse.DefaultK,
+		BM25Weight:      1,
+		VectorWeight:    1,
+		RerankTop:       40,
+		KeepMin:         8,
+		KeepMax:         10,
+		TieMargin:       0.01,
+		FactsPerSource:  2,
+		MaxMessageBytes: 8192,
+		Carry:           carry.DefaultConfig(),
+		// Chosen on MTRAG (BM25, all three domains): see CarryWeight.
+		CarryWeight:            0.01,
+		ReferWeight:            0.3,
+		IntentThreshold:        0.5,
+		SameSourcesFreshWeight: 0.25,
+		CompareWeight:          1,
+		ContextWeight:          0.5,
+		ContextTitles:          2,
+		ContextTerms:           3,
+		Mode:                   mode.DefaultConfig(),
+		CapsuleTokens:          400,
+		KGNeighbours:           5,
+		KGChunks:               10,
+		KGWeight:               0.5,
+		AnaphoraBoost:          2,
+		PinChunks:              20,
+		SourceChunks:           500,
 	}
-	set(&c.FreshK, 40)
-	set(&c.RRFK, fuse.DefaultK)
-	set(&c.RerankTop, 40)
-	set(&c.KeepMin, 8)
-	set(&c.KeepMax, 10)
-	set(&c.FactsPerSource, 2)
-	set(&c.MaxMessageBytes, 8192)
-	set(&c.PinChunks, 20)
-	set(&c.ContextTitles, 2)
-	set(&c.ContextTerms, 3)
-	set(&c.KGNeighbours, 5)
-	set(&c.CapsuleTokens, 400)
-	if c.Mode == (mode.Config{}) {
-		c.Mode = mode.DefaultConfig()
-	}
-	set(&c.KGChunks, 10)
-	if c.KGWeight == 0 {
-		c.KGWeight = 0.5
-	}
-	set(&c.SourceChunks, 500)
-	c.Carry = c.Carry.WithDefaults()
-	if c.CompareWeight == 0 {
-		c.CompareWeight = 1
-	}
-	// Chosen on MTRAG (BM25, all three domains): see CarryWeight.
-	if c.CarryWeight == 0 {
-		c.CarryWeight = 0.01
-	}
-	if c.ReferWeight == 0 {
-		c.ReferWeight = 0.3
-	}
-	if c.ContextWeight == 0 {
-		c.ContextWeight = 0.5
-	}
-	if c.SameSourcesFreshWeight == 0 {
-		c.SameSourcesFreshWeight = 0.25
-	}
-	if c.AnaphoraBoost == 0 {
-		c.AnaphoraBoost = 2
-	}
-	if c.IntentThreshold == 0 {
-		c.IntentThreshold = 0.5
-	}
-	if c.BM25Weight == 0 {
-		c.BM25Weight = 1
-	}
-	if c.VectorWeight == 0 {
-		c.VectorWeight = 1
-	}
-	if c.TieMargin == 0 {
-		c.TieMargin = 0.01
-	}
-	return c
 }
 
-// Validate checks the numbers.
+// Validate checks the numbers. It reports every bad field at once, joined in one flat
+// errors.Join, each as a *ragd.InputError
+// whose Field is the Config field's name ("Carry.Decay" for a nested one), so a caller that set
+// the field from a flag can name the flag.
 func (c Config) Validate() error {
-	switch {
-	case c.FreshK < 1 || c.FreshK > 1000:
-		return fmt.Errorf("fresh k %d out of range 1..1000", c.FreshK)
-	case c.RRFK < 1:
-		return fmt.Errorf("rrf k %d must be positive", c.RRFK)
-	case c.BM25Weight < 0 || c.VectorWeight < 0:
-		return errors.New("fusion weights must not be negative")
-	case c.RerankTop < 1:
-		return fmt.Errorf("rerank top %d must be positive", c.RerankTop)
-	case c.KeepMin < 1 || c.KeepMax < c.KeepMin:
-		return fmt.Errorf("keep %d..%d: need 1 <= min <= max", c.KeepMin, c.KeepMax)
-	case c.FactsPerSource < 1 || c.FactsPerSource > 10:
-		return fmt.Errorf("facts per source %d out of range 1..10", c.FactsPerSource)
-	case c.MaxMessageBytes < 1:
-		return fmt.Errorf("max message bytes %d must be positive", c.MaxMessageBytes)
-	case c.CarryWeight < 0 || c.ReferWeight < 0 || c.CompareWeight < 0 || c.SameSourcesFreshWeight < 0 || c.ContextWeight < 0:
-		return errors.New("carry, compare and same-sources weights must not be negative")
-	case c.IntentThreshold < 0 || c.IntentThreshold > 1:
-		return fmt.Errorf("intent threshold %g out of range 0..1", c.IntentThreshold)
-	case c.PinChunks < 1 || c.SourceChunks < 1:
-		return errors.New("pin and source chunk limits must be positive")
-	case c.ControlRatio < 0 || c.ControlRatio > 1:
-		return fmt.Errorf("control ratio %g out of range 0..1", c.ControlRatio)
-	case c.Mode.Threshold < 0 || c.Mode.Threshold > 1:
-		return fmt.Errorf("mode threshold %g out of range 0..1", c.Mode.Threshold)
+	var errs []error
+	bad := func(field, format string, args ...any) { errs = append(errs, ragd.Invalidf(field, format, args...)) }
+	if c.FreshK < 1 || c.FreshK > 1000 {
+		bad("FreshK", "must be in 1..1000, got %d", c.FreshK)
 	}
-	return c.Carry.Validate()
+	if c.RRFK < 1 {
+		bad("RRFK", "must be at least 1, got %d", c.RRFK)
+	}
+	if c.RerankTop < 1 {
+		bad("RerankTop", "must be at least 1, got %d", c.RerankTop)
+	}
+	if c.KeepMin < 1 || c.KeepMax < c.KeepMin {
+		bad("KeepMin", "keep %d..%d: need 1 <= min <= max", c.KeepMin, c.KeepMax)
+	}
+	if c.TieMargin < 0 {
+		bad("TieMargin", "must not be negative, got %g", c.TieMargin)
+	}
+	if c.FactsPerSource < 1 || c.FactsPerSource > 10 {
+		bad("FactsPerSource", "must be in 1..10, got %d", c.FactsPerSource)
+	}
+	if c.MaxMessageBytes < 1 {
+		bad("MaxMessageBytes", "must be at least 1, got %d", c.MaxMessageBytes)
+	}
+	type weight struct {
+		field string
+		w     float64
+	}
+	for _, w := range []weight{{"BM25Weight", c.BM25Weight}, {"VectorWeight", c.VectorWeight},
+		{"CarryWeight", c.CarryWeight}, {"ReferWeight", c.ReferWeight}, {"CompareWeight", c.CompareWeight},
+		{"SameSourcesFreshWeight", c.SameSourcesFreshWeight}, {"ContextWeight", c.ContextWeight},
+		{"KGWeight", c.KGWeight}, {"AnaphoraBoost", c.AnaphoraBoost}} {
+		if w.w < 0 || math.IsNaN(w.w) || math.IsInf(w.w, 0) {
+			bad(w.field, "must be a number >= 0 (0 turns it off), got %g", w.w)
+		}
+	}
+	if c.IntentThreshold < 0 || c.IntentThreshold > 1 {
+		bad("IntentThreshold", "must be in 0..1, got %g", c.IntentThreshold)
+	}
+	for _, n := range []struct {
+		field string
+		v     int
+	}{{"ContextTitles", c.ContextTitles}, {"ContextTerms", c.ContextTerms}, {"KGNeighbours", c.KGNeighbours},
+		{"KGChunks", c.KGChunks}, {"CapsuleTokens", c.CapsuleTokens}} {
+		if n.v < 0 {
+			bad(n.field, "must not be negative, got %d", n.v)
+		}
+	}
+	if c.PinChunks < 1 {
+		bad("PinChunks", "must be at least 1, got %d", c.PinChunks)
+	}
+	if c.SourceChunks < 1 {
+		bad("SourceChunks", "must be at least 1, got %d", c.SourceChunks)
+	}
+	if c.ControlRatio < 0 || c.ControlRatio > 1 {
+		bad("ControlRatio", "must be in 0..1, got %g", c.ControlRatio)
+	}
+	errs = append(errs, nested("Carry", c.Carry.Validate())...)
+	errs = append(errs, nested("Mode", c.Mode.Validate())...)
+	return errors.Join(errs...)
+}
+
+// nested lists a nested config's errors with their fields prefixed by the name of the field
+// holding it, so Validate's joined errors stay one flat list.
+func nested(prefix string, err error) []error {
+	var out []error
+	for _, e := range joined(err) {
+		if ie, ok := e.(*ragd.InputError); ok {
+			e = &ragd.InputError{Field: prefix + "." + ie.Field, Reason: ie.Reason}
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// joined lists the errors an errors.Join holds (one level), or err itself.
+func joined(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	if err == nil {
+		return nil
+	}
+	return []error{err}
 }
 
 // TextIndex is the BM25 index.
@@ -299,12 +334,14 @@ type Pipeline struct {
 
 // New returns a pipeline.
 func New(cfg Config, d Deps) (*Pipeline, error) {
-	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("ask: %w", err)
 	}
 	if d.Index == nil || d.Store == nil {
 		return nil, errors.New("ask: an index and a store are required")
+	}
+	if cfg.BM25Weight == 0 && (cfg.VectorWeight == 0 || d.Embedder == nil) {
+		return nil, fmt.Errorf("ask: %w", ragd.Invalidf("BM25Weight", "is 0 and there is no vector search: a turn would retrieve nothing fresh"))
 	}
 	if d.Logger == nil {
 		d.Logger = slog.Default()
@@ -366,6 +403,9 @@ func (p *Pipeline) Rank(ctx context.Context, query string, m Method) (*Ranking, 
 }
 
 func (p *Pipeline) rank(ctx context.Context, query string, o rankOptions) (*Ranking, error) {
+	// A weight of 0 is a list turned off: it is not searched, and fuse would count it as 1.
+	o.searches = slices.DeleteFunc(slices.Clone(o.searches), func(s search) bool { return s.weight <= 0 })
+	o.extra = slices.DeleteFunc(slices.Clone(o.extra), func(l fuse.List) bool { return l.Weight <= 0 })
 	var r Ranking
 	lists, err := p.retrieve(ctx, o, &r.Timings)
 	if err != nil {

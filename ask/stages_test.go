@@ -77,7 +77,7 @@ func TestRecordAssignsLettersAndState(t *testing.T) {
 		{Rank: 3, DocID: b, Version: 1, ChunkID: 21, Title: "Floods", Text: "Never drive through flood water. Six inches of water can knock you down.", Score: 0.4, PageStart: 2, PageEnd: 3},
 	}
 	w := record(turnRecord{message: "what to do in a flood", sources: sources, intent: Intent{Label: DrillDown},
-		perSource: 2, carry: carry.Config{}.WithDefaults(), now: now}, st)
+		perSource: 2, carry: carry.DefaultConfig(), now: now}, st)
 
 	require.Equal(t, "B", sources[0].Letter, "a new document takes the next free letter")
 	require.Equal(t, "A", sources[1].Letter, "a known document keeps its letter")

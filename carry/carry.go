@@ -16,6 +16,7 @@ package carry
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -39,36 +40,26 @@ type Config struct {
 	Cap int
 }
 
-// WithDefaults fills the zero fields with the product spec's numbers.
-func (c Config) WithDefaults() Config {
-	if c.Tau == 0 {
-		c.Tau = 0.2
-	}
-	if c.Decay == 0 {
-		c.Decay = 0.7
-	}
-	if c.MaxIdle == 0 {
-		c.MaxIdle = 3
-	}
-	if c.Cap == 0 {
-		c.Cap = 10
-	}
-	return c
-}
+// DefaultConfig returns the product spec's numbers. Every field of a Config means what it
+// says, zero included: Tau 0 lets every carried source in, Cap 0 lets none in.
+func DefaultConfig() Config { return Config{Tau: 0.2, Decay: 0.7, MaxIdle: 3, Cap: 10} }
 
-// Validate checks the numbers.
+// Validate checks the numbers. Its errors are *ragd.InputError naming the field.
 func (c Config) Validate() error {
-	switch {
-	case c.Tau < 0 || c.Tau > 1:
-		return fmt.Errorf("carry tau %g out of range 0..1", c.Tau)
-	case c.Decay <= 0 || c.Decay > 1:
-		return fmt.Errorf("carry decay %g out of range (0, 1]", c.Decay)
-	case c.MaxIdle < 1:
-		return fmt.Errorf("carry max idle turns %d must be at least 1", c.MaxIdle)
-	case c.Cap < 0:
-		return fmt.Errorf("carry cap %d must not be negative", c.Cap)
+	var errs []error
+	if c.Tau < 0 || c.Tau > 1 {
+		errs = append(errs, ragd.Invalidf("Tau", "must be in 0..1, got %g", c.Tau))
 	}
-	return nil
+	if c.Decay <= 0 || c.Decay > 1 {
+		errs = append(errs, ragd.Invalidf("Decay", "must be in (0, 1], got %g", c.Decay))
+	}
+	if c.MaxIdle < 1 {
+		errs = append(errs, ragd.Invalidf("MaxIdle", "must be at least 1, got %d", c.MaxIdle))
+	}
+	if c.Cap < 0 {
+		errs = append(errs, ragd.Invalidf("Cap", "must not be negative, got %d", c.Cap))
+	}
+	return errors.Join(errs...)
 }
 
 // Reasons recorded on conversation sources: why a source is, or stopped being, carried.

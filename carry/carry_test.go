@@ -34,7 +34,7 @@ func stateOf(s ragd.ConversationSource) state {
 // declared, and the state of every source after it.
 func TestUpdateTurns(t *testing.T) {
 	t.Parallel()
-	cfg := Config{}.WithDefaults()
+	cfg := DefaultConfig()
 	used := func(letter string, docs ...uuid.UUID) map[uuid.UUID]Used {
 		m := map[uuid.UUID]Used{}
 		for _, d := range docs {
@@ -138,7 +138,7 @@ func TestUpdateTurns(t *testing.T) {
 
 func TestPinsNeverDecayOrDrop(t *testing.T) {
 	t.Parallel()
-	cfg := Config{}.WithDefaults()
+	cfg := DefaultConfig()
 	sources := Update(nil, Turn{Number: 1, Pin: map[uuid.UUID]string{docA: "A"}}, cfg)
 	for turn := 2; turn <= 50; turn++ {
 		sources = Update(sources, Turn{Number: turn, NewTopic: turn%7 == 0}, cfg)
@@ -148,7 +148,8 @@ func TestPinsNeverDecayOrDrop(t *testing.T) {
 
 func TestSelect(t *testing.T) {
 	t.Parallel()
-	cfg := Config{Tau: 0.2, Cap: 2}.WithDefaults()
+	cfg := DefaultConfig()
+	cfg.Cap = 2
 	sources := []ragd.ConversationSource{
 		{DocID: docA, CarryScore: 0.49, Carried: true},
 		{DocID: docB, CarryScore: 1, Carried: true},
@@ -204,8 +205,20 @@ func TestCandidates(t *testing.T) {
 
 func TestConfigValidate(t *testing.T) {
 	t.Parallel()
-	require.NoError(t, Config{}.WithDefaults().Validate())
-	for _, c := range []Config{{Tau: 1.5}, {Decay: 2}, {MaxIdle: -1}, {Cap: -1}} {
-		require.Error(t, c.WithDefaults().Validate(), "%+v", c)
+	require.NoError(t, DefaultConfig().Validate())
+	for field, set := range map[string]func(*Config){
+		"Tau":     func(c *Config) { c.Tau = 1.5 },
+		"Decay":   func(c *Config) { c.Decay = 0 },
+		"MaxIdle": func(c *Config) { c.MaxIdle = 0 },
+		"Cap":     func(c *Config) { c.Cap = -1 },
+	} {
+		c := DefaultConfig()
+		set(&c)
+		var ie *ragd.InputError
+		require.ErrorAs(t, c.Validate(), &ie, field)
+		require.Equal(t, field, ie.Field)
 	}
+	zero := DefaultConfig()
+	zero.Tau, zero.Cap = 0, 0
+	require.NoError(t, zero.Validate(), "tau 0 (everything enters) and cap 0 (nothing enters) are settings, not unset")
 }

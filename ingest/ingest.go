@@ -264,7 +264,7 @@ func (in *Ingester) split(p *prepared) error {
 			if i == 0 {
 				links = p.doc.Links
 			}
-			p.nv.Entities[i] = kg.Extract(p.doc.Title+"\n"+c.Text, links)
+			p.nv.Entities[i] = ChunkEntities(p.doc.Title, c.Text, links)
 		}
 	}
 	return nil
@@ -277,6 +277,12 @@ func contentHash(doc *extract.Doc) string {
 	fmt.Fprintf(h, "%s\x00%s\x00", doc.Format, doc.Title)
 	h.Write([]byte(doc.Text))
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// ChunkEntities are the knowledge-graph entities of one chunk: those of its text read with its
+// document's title, and of the document's links (which count for its first chunk).
+func ChunkEntities(title, text string, links []string) []kg.Entity {
+	return kg.Extract(title+"\n"+text, links)
 }
 
 // EmbeddingText is what the embedding model reads for a chunk: the document title and the

@@ -9,12 +9,14 @@
 package mode
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
 
 	_ "embed"
 
+	"github.com/ragd/ragd"
 	"github.com/ragd/ragd/classify"
 )
 
@@ -122,6 +124,21 @@ type Config struct {
 
 // DefaultConfig returns the spec's settings: threshold 0.70, window 3, at most 2 switches.
 func DefaultConfig() Config { return Config{Threshold: 0.70, Window: 3, MaxSwitches: 2} }
+
+// Validate checks the settings. Its errors are *ragd.InputError naming the field.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Threshold < 0 || c.Threshold > 1 {
+		errs = append(errs, ragd.Invalidf("Threshold", "must be in 0..1, got %g", c.Threshold))
+	}
+	if c.Window < 0 {
+		errs = append(errs, ragd.Invalidf("Window", "must not be negative, got %d", c.Window))
+	}
+	if c.MaxSwitches < 0 {
+		errs = append(errs, ragd.Invalidf("MaxSwitches", "must not be negative, got %d", c.MaxSwitches))
+	}
+	return errors.Join(errs...)
+}
 
 // Result is a turn's mode and how it was decided.
 type Result struct {

@@ -219,3 +219,22 @@ func TestConcurrentTurnsOfOneConversation(t *testing.T) {
 	require.Equal(t, len(srcs), next, "every letter handed out belongs to exactly one source")
 	require.Equal(t, 6, b.count(t, "messages"), "three turns, two messages each")
 }
+
+// A weight of 0 turns a list off: the same follow-up that fuses the carried list and the
+// context search by default fuses neither when their weights are 0.
+func TestZeroWeightTurnsListsOff(t *testing.T) {
+	t.Parallel()
+	drill := fixedIntent{Label: ask.DrillDown, Confidence: 0.9}
+	followUp := func(b *testBundle) []string {
+		one := b.ask(t, "", "What should I do if I smell gas after an earthquake?")
+		return b.ask(t, one.ConversationID, "and what about aftershocks?").Retrieval.Lists
+	}
+	on := followUp(setup(t, options{corpus: true, intent: drill}))
+	require.Contains(t, on, "carry")
+	require.Contains(t, on, "context-bm25")
+
+	off := followUp(setup(t, options{corpus: true, intent: drill, pipeline: func(c *ask.Config) {
+		c.CarryWeight, c.ContextWeight = 0, 0
+	}}))
+	require.Equal(t, []string{"bm25"}, off, "only the question's own search")
+}

@@ -159,7 +159,7 @@ func TestDriftFallbackAndRecovery(t *testing.T) {
 // mode, and both arms occur.
 func TestABArmsAreStable(t *testing.T) {
 	t.Parallel()
-	b := setup(t, options{corpus: true, pipeline: ask.Config{ControlRatio: 0.5}})
+	b := setup(t, options{corpus: true, pipeline: func(c *ask.Config) { c.ControlRatio = 0.5 }})
 	arms := map[string]int{}
 	for i := range 20 { // all 20 in one arm by chance: 2 in a million
 		one := b.askWith(t, map[string]any{"message": fmt.Sprintf("smoke alarms %d", i), "intent": "debug"})

@@ -69,7 +69,7 @@ type options struct {
 	answerer ask.Answerer // an LLM
 	intent   ask.IntentClassifier
 	monitors ask.Monitors
-	pipeline ask.Config
+	pipeline func(*ask.Config) // changes to ask.DefaultConfig()
 	build    func(bundle.Input) bundle.Bundle
 	corpus   bool          // ingest testdata/corpus
 	cfg      server.Config // limits
@@ -104,7 +104,11 @@ func setup(t *testing.T, o options) *testBundle {
 		_, err = ix.CatchUp(ctx, st)
 		require.NoError(t, err)
 	}
-	p, err := ask.New(o.pipeline, d)
+	cfg := ask.DefaultConfig()
+	if o.pipeline != nil {
+		o.pipeline(&cfg)
+	}
+	p, err := ask.New(cfg, d)
 	require.NoError(t, err)
 	srv := server.New(o.cfg, server.Deps{Pipeline: p, Store: st, Index: ix, Ingester: in, Monitors: o.monitors})
 	b.srv = httptest.NewServer(srv.Handler())

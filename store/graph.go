@@ -249,3 +249,32 @@ func (s *Store) EntityChunks(ctx context.Context, names []string, limit int) ([]
 	}
 	return ids, nil
 }
+
+// GraphCoverage counts the active chunks and those of them with entities recorded: a store
+// whose chunks were ingested without the graph has chunks and no entities.
+func (s *Store) GraphCoverage(ctx context.Context) (active, withEntities int64, err error) {
+	err = s.db.QueryRow(ctx, `
+		SELECT count(*), count(*) FILTER (WHERE EXISTS (SELECT 1 FROM chunk_entities ce WHERE ce.chunk_id = c.id))
+		FROM chunks c WHERE c.active`).Scan(&active, &withEntities)
+	if err != nil {
+		return 0, 0, fmt.Errorf("store: counting graph coverage: %w", err)
+	}
+	return active, withEntities, nil
+}
+
+// ChunksWithoutEntities returns up to limit active chunks with id above after that have no
+// entity recorded, by id, with their titles: what building the graph after ingest must read.
+// Chunks without any entity come back on every call, so callers page by id.
+func (s *Store) ChunksWithoutEntities(ctx context.Context, after int64, limit int) ([]ragd.Chunk, error) {
+	rows, err := s.db.Query(ctx, chunkSelect+`
+		WHERE c.active AND c.id > $1 AND NOT EXISTS (SELECT 1 FROM chunk_entities ce WHERE ce.chunk_id = c.id)
+		ORDER BY c.id LIMIT $2`, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: reading chunks without entities: %w", err)
+	}
+	cs, err := pgx.CollectRows(rows, scanChunk)
+	if err != nil {
+		return nil, fmt.Errorf("store: reading chunks without entities: %w", err)
+	}
+	return cs, nil
+}

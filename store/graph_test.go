@@ -214,3 +214,29 @@ func BenchmarkSaveGraph(b *testing.B) {
 		})
 	}
 }
+
+func TestGraphCoverage(t *testing.T) {
+	t.Parallel()
+	ctx, s := setup(t)
+	active, with, err := s.GraphCoverage(ctx)
+	require.NoError(t, err)
+	require.Equal(t, [2]int64{0, 0}, [2]int64{active, with})
+
+	_, a := saveChunks(ctx, t, s, "a", 3)
+	active, with, err = s.GraphCoverage(ctx)
+	require.NoError(t, err)
+	require.Equal(t, [2]int64{3, 0}, [2]int64{active, with}, "chunks saved without entities: no graph")
+	missing, err := s.ChunksWithoutEntities(ctx, 0, 10)
+	require.NoError(t, err)
+	require.Len(t, missing, 3)
+	require.Equal(t, "T a", missing[0].Title, "with the title the entities are read with")
+
+	require.NoError(t, s.SaveGraph(ctx, a[:1], [][]kg.Entity{entitiesNamed("nfl")}, 10))
+	active, with, err = s.GraphCoverage(ctx)
+	require.NoError(t, err)
+	require.Equal(t, [2]int64{3, 1}, [2]int64{active, with})
+	missing, err = s.ChunksWithoutEntities(ctx, a[1], 10)
+	require.NoError(t, err)
+	require.Len(t, missing, 1, "paged by id")
+	require.Equal(t, a[2], missing[0].ID)
+}

@@ -8,6 +8,8 @@ import (
 
 	"github.com/ragd/ragd/index"
 	"github.com/ragd/ragd/ingest"
+	"github.com/ragd/ragd/kg"
+	"github.com/ragd/ragd/store"
 )
 
 type migrateCmd struct{}
@@ -25,6 +27,7 @@ func (migrateCmd) Run(ctx context.Context, a *app) error {
 
 type reindexCmd struct {
 	Embeddings bool `help:"Also embed the active chunks that have no vector (after configuring --embed-model)."`
+	Graph      bool `help:"Also build the knowledge graph (for --kg) of the active chunks that have no entities recorded."`
 }
 
 func (c reindexCmd) Run(ctx context.Context, a *app) error {
@@ -43,6 +46,13 @@ func (c reindexCmd) Run(ctx context.Context, a *app) error {
 			return err
 		}
 		fmt.Printf("embedded %d chunks that had no vector\n", n)
+	}
+	if c.Graph {
+		n, err := backfillGraph(ctx, a.store, a.logger)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("read %d chunks that had no entities into the knowledge graph\n", n)
 	}
 	start := time.Now()
 	ix, err := index.Rebuild(ctx, a.cfg.indexDir(), a.store, a.logger)
@@ -82,5 +92,34 @@ func backfillEmbeddings(ctx context.Context, a *app) (int, error) {
 		}
 		total += len(chunks)
 		a.logger.InfoContext(ctx, "embedded chunks", slog.Int("done", total))
+	}
+}
+
+// backfillGraph records the entities of every active chunk that has none, as ingesting with
+// --kg would have, so a corpus ingested without the graph can be served with it. Documents'
+// links are not stored, so a graph built afterwards lacks the entities only links name. It
+// returns how many chunks it read; running it again reads only the chunks that name nothing.
+func backfillGraph(ctx context.Context, st *store.Store, logger *slog.Logger) (int, error) {
+	const page = 512
+	var after int64
+	done := 0
+	for {
+		chunks, err := st.ChunksWithoutEntities(ctx, after, page)
+		if err != nil || len(chunks) == 0 {
+			return done, err
+		}
+		ids := make([]int64, 0, len(chunks))
+		entities := make([][]kg.Entity, 0, len(chunks))
+		for _, c := range chunks {
+			if es := ingest.ChunkEntities(c.Title, c.Text, nil); len(es) > 0 {
+				ids, entities = append(ids, c.ID), append(entities, es)
+			}
+		}
+		if err := st.SaveGraph(ctx, ids, entities, store.GraphMaxPerChunk); err != nil {
+			return done, err
+		}
+		done += len(chunks)
+		after = chunks[len(chunks)-1].ID
+		logger.InfoContext(ctx, "building the graph", slog.Int("chunks", done))
 	}
 }

@@ -44,6 +44,11 @@ func (c serveCmd) Run(ctx context.Context, a *app) error {
 	if err := a.openIndex(ctx, a.cfg.indexDir(), false); err != nil {
 		return err
 	}
+	if a.cfg.KG {
+		if err := a.checkGraph(ctx); err != nil {
+			return err
+		}
+	}
 	// The background work ends before Run returns: it holds a pooled connection, and closing the
 	// store waits for it.
 	bgCtx, stopBackground := context.WithCancel(ctx)
@@ -103,6 +108,26 @@ func (a *app) pipeline() (*ask.Pipeline, error) {
 		a.logger.Info("no LLM configured (--llm-url): answers are the fact sheet")
 	}
 	return ask.New(a.cfg.askConfig(), d)
+}
+
+// checkGraph refuses --kg over chunks that were ingested without the graph, which would
+// otherwise serve silently without it, and warns when only some chunks have entities.
+func (a *app) checkGraph(ctx context.Context) error {
+	active, with, err := a.store.GraphCoverage(ctx)
+	if err != nil {
+		return err
+	}
+	if active > 0 && with == 0 {
+		return fmt.Errorf("--kg: none of the %d chunks has entities recorded (they were ingested without --kg), so the knowledge graph is empty; "+
+			"build it with `ragd reindex --graph`, or serve without --kg", active)
+	}
+	if with < active {
+		a.logger.Warn("--kg: some chunks have no entities recorded (ingested without --kg, or naming none); `ragd reindex --graph` adds what is missing",
+			slog.Int64("chunks", active), slog.Int64("with_entities", with))
+	} else {
+		a.logger.Info("knowledge graph on", slog.Int64("chunks", active))
+	}
+	return nil
 }
 
 // followChanges keeps the BM25 index caught up with writes from any process: the store's

@@ -8,13 +8,13 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/ragd/ragd"
 	"github.com/ragd/ragd/ask"
 	"github.com/ragd/ragd/carry"
 	"github.com/ragd/ragd/chunk"
 	"github.com/ragd/ragd/encoder"
 	"github.com/ragd/ragd/ingest"
 	"github.com/ragd/ragd/llm"
-	"github.com/ragd/ragd/mode"
 )
 
 // Config is every setting of ragd, read from flags and RAGD_* environment variables (the flag
@@ -38,25 +38,28 @@ type Config struct {
 	LLMAPIKey  string        `help:"API key for --llm-url." name:"llm-api-key"`
 	LLMTimeout time.Duration `help:"Longest an answer may take." default:"60s" name:"llm-timeout"`
 
-	ChunkTokens  int `help:"Largest chunk, in cl100k_base tokens." default:"256"`
-	ChunkOverlap int `help:"Tokens repeated between windows of a long block." default:"32"`
-	FreshK       int `help:"Chunks each retriever (BM25, vector) returns every turn." default:"40" name:"fresh-k"`
-	RRFK         int `help:"Reciprocal rank fusion constant (ranks count from 1)." default:"60" name:"rrf-k"`
+	ChunkTokens  int     `help:"Largest chunk, in cl100k_base tokens." default:"256"`
+	ChunkOverlap int     `help:"Tokens repeated between windows of a long block." default:"32"`
+	FreshK       int     `help:"Chunks each retriever (BM25, vector) returns every turn." default:"40" name:"fresh-k"`
+	RRFK         int     `help:"Reciprocal rank fusion constant (ranks count from 1)." default:"60" name:"rrf-k"`
+	BM25Weight   float64 `help:"Weight of the BM25 search of the question in fusion; 0 turns it off (then vector search must be on)." default:"1" name:"bm25-weight"`
+	VectorWeight float64 `help:"Weight of the vector search of the question in fusion; 0 turns it off." default:"1"`
 
-	CarryTau      float64  `help:"Re-score (0..1) a carried source needs to enter a turn." default:"0.2"`
-	CarryDecay    float64  `help:"Carry score multiplier for every turn a source is not used." default:"0.7"`
-	CarryIdle     int      `help:"Turns without use after which a carried source is dropped." default:"3"`
-	CarryCap      int      `help:"Most carried sources entering one turn." default:"10"`
-	CarryWeight   float64  `help:"Weight of the carried list in fusion on drill-down turns." default:"0.01"`
-	ReferWeight   float64  `help:"Weight of the carried list on turns that refer to earlier sources (compare, same-sources)." default:"0.3"`
-	ContextWeight float64  `help:"Weight of the context search (the question plus the telling words of the previous turn and of carried sources' titles); negative turns it off." default:"0.5"`
+	CarryTau      float64  `help:"Re-score (0..1) a carried source needs to enter a turn; 0 lets every carried source in." default:"0.2"`
+	CarryDecay    float64  `help:"Carry score multiplier (0 < d <= 1) for every turn a source is not used." default:"0.7"`
+	CarryIdle     int      `help:"Turns without use (at least 1) after which a carried source is dropped." default:"3"`
+	CarryCap      int      `help:"Most carried sources entering one turn; 0 carries none (pins included)." default:"10"`
+	CarryWeight   float64  `help:"Weight of the carried list in fusion on drill-down turns; 0 turns it off." default:"0.01"`
+	ReferWeight   float64  `help:"Weight of the carried list on turns that refer to earlier sources (compare, same-sources); 0 turns it off." default:"0.3"`
+	ContextWeight float64  `help:"Weight of the context search (the question plus the telling words of the previous turn and of carried sources' titles); 0 turns it off." default:"0.5"`
 	ContextTerms  int      `help:"Words the context search adds to the question." default:"3"`
 	Rules         []string `help:"A rule every context bundle carries (after the sticky invariants); repeat for more." name:"rule"`
-	ControlRatio  float64  `help:"Share of new conversations given GENERAL budgets whatever their mode (the A/B control arm); the rest get their mode's budgets." default:"0"`
-	ModeThreshold float64  `help:"Mode classifier confidence under which the mode is GENERAL." default:"0.7"`
+	ControlRatio  float64  `help:"Share (0..1) of new conversations given GENERAL budgets whatever their mode (the A/B control arm); 0 puts every conversation in treatment." default:"0"`
+	ModeThreshold float64  `help:"Mode classifier confidence (0..1) under which the mode is GENERAL; 0 never falls back." default:"0.7"`
 
-	KG            bool    `help:"Use the mini knowledge graph: entities recorded at ingest, their neighbours' chunks fused when entities repeat across turns." name:"kg"`
-	AnaphoraBoost float64 `help:"Context search weight multiplier for questions that lean on the conversation (pronouns, very short)." default:"2"`
+	KG            bool    `help:"Use the mini knowledge graph: entities recorded at ingest, their neighbours' chunks fused when entities repeat across turns. Serving with it needs a graph (ingest --kg, or reindex --graph)." name:"kg" negatable:""`
+	KGWeight      float64 `help:"Weight of the knowledge graph's list in fusion when --kg is on; 0 turns the list off." default:"0.5" name:"kg-weight"`
+	AnaphoraBoost float64 `help:"Context search weight multiplier for questions that lean on the conversation (pronouns, very short); 0 turns the context search off for them." default:"2"`
 
 	Listen    string `help:"HTTP listen address." default:"127.0.0.1:8080"`
 	LogLevel  string `help:"Log level." default:"info" enum:"debug,info,warn,error"`
@@ -64,36 +67,79 @@ type Config struct {
 }
 
 // Validate checks what the per-package validators cannot see, and runs them, so a bad setting
-// is refused at start-up with the flag's name rather than failing later.
+// is refused at start-up with the flag's name rather than failing later. Every error names the
+// flag the user typed.
 func (c *Config) Validate() error {
 	var errs []error
 	if c.DataDir == "" {
 		errs = append(errs, errors.New("--data-dir must not be empty"))
 	}
-	if c.EmbedBatch < 1 || c.RerankBatch < 1 {
-		errs = append(errs, errors.New("--embed-batch and --rerank-batch must be at least 1"))
-	}
-	if c.Threads < 0 {
-		errs = append(errs, errors.New("--threads must not be negative"))
-	}
-	// The packages read 0 as "use the default"; from a flag, 0 is a mistake to report.
-	for flag, v := range map[string]int{"--chunk-tokens": c.ChunkTokens, "--fresh-k": c.FreshK, "--rrf-k": c.RRFK} {
-		if v < 1 {
-			errs = append(errs, fmt.Errorf("%s must be at least 1, got %d", flag, v))
+	for _, f := range []struct {
+		flag string
+		v    int
+	}{{"--embed-batch", c.EmbedBatch}, {"--rerank-batch", c.RerankBatch}, {"--chunk-tokens", c.ChunkTokens}} {
+		if f.v < 1 {
+			errs = append(errs, fmt.Errorf("%s must be at least 1, got %d", f.flag, f.v))
 		}
 	}
-	if err := c.chunkOptions().Validate(); err != nil {
-		errs = append(errs, fmt.Errorf("--chunk-tokens/--chunk-overlap: %w", err))
+	if c.Threads < 0 {
+		errs = append(errs, errors.New("--threads must not be negative (0 uses every core)"))
 	}
-	if err := c.askConfig().Validate(); err != nil {
-		errs = append(errs, fmt.Errorf("--fresh-k/--rrf-k: %w", err))
+	if c.ChunkOverlap < 0 {
+		errs = append(errs, fmt.Errorf("--chunk-overlap must not be negative (0 is none), got %d", c.ChunkOverlap))
+	}
+	if c.ChunkTokens >= 1 && c.ChunkOverlap >= 0 {
+		errs = append(errs, flagErrors(c.chunkOptions().Validate(), chunkFlags, "--chunk-*")...)
+	}
+	errs = append(errs, flagErrors(c.askConfig().Validate(), askFlags, "ask")...)
+	if c.BM25Weight == 0 && (c.VectorWeight == 0 || c.EmbedModel == "") {
+		errs = append(errs, errors.New("--bm25-weight 0 turns BM25 off, which needs vector search on (--embed-model, and --vector-weight above 0)"))
 	}
 	if c.LLMURL != "" {
-		if err := c.llmConfig().WithDefaults().Validate(); err != nil {
+		if c.LLMTimeout <= 0 {
+			errs = append(errs, fmt.Errorf("--llm-timeout must be positive, got %s", c.LLMTimeout))
+		} else if err := c.llmConfig().WithDefaults().Validate(); err != nil {
 			errs = append(errs, fmt.Errorf("--llm-*: %w", err))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// askFlags names the flag behind each ask.Config field that a flag sets (askConfig is the other
+// half of this table), so the pipeline's validation errors can name what the user typed.
+var askFlags = map[string]string{
+	"FreshK": "--fresh-k", "RRFK": "--rrf-k", "BM25Weight": "--bm25-weight", "VectorWeight": "--vector-weight",
+	"Carry.Tau": "--carry-tau", "Carry.Decay": "--carry-decay", "Carry.MaxIdle": "--carry-idle", "Carry.Cap": "--carry-cap",
+	"CarryWeight": "--carry-weight", "ReferWeight": "--refer-weight", "ContextWeight": "--context-weight",
+	"ContextTerms": "--context-terms", "ControlRatio": "--control-ratio", "Mode.Threshold": "--mode-threshold",
+	"KGWeight": "--kg-weight", "AnaphoraBoost": "--anaphora-boost",
+}
+
+// chunkFlags does the same for chunk.Options.
+var chunkFlags = map[string]string{"max_tokens": "--chunk-tokens", "overlap": "--chunk-overlap"}
+
+// flagErrors rewrites a package's field errors (*ragd.InputError) as errors naming the flags
+// behind the fields. An error about a field no flag sets keeps the package's words after what.
+func flagErrors(err error, flags map[string]string, what string) []error {
+	if err == nil {
+		return nil
+	}
+	list := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok { // ask.Config.Validate joins a flat list
+		list = j.Unwrap()
+	}
+	var out []error
+	for _, e := range list {
+		var ie *ragd.InputError
+		if errors.As(e, &ie) {
+			if flag, ok := flags[ie.Field]; ok {
+				out = append(out, fmt.Errorf("%s %s", flag, ie.Reason))
+				continue
+			}
+		}
+		out = append(out, fmt.Errorf("%s: %w", what, e))
+	}
+	return out
 }
 
 func (c *Config) chunkOptions() chunk.Options {
@@ -104,11 +150,20 @@ func (c *Config) chunkOptions() chunk.Options {
 	return chunk.Options{MaxTokens: c.ChunkTokens, Overlap: overlap}
 }
 
+// askConfig is the pipeline's configuration: the product defaults with every flag's value,
+// zero included, set over them.
 func (c *Config) askConfig() ask.Config {
-	modeCfg := mode.DefaultConfig()
-	modeCfg.Threshold = c.ModeThreshold
-	return ask.Config{Mode: modeCfg, Rules: c.Rules, ControlRatio: c.ControlRatio, FreshK: c.FreshK, RRFK: c.RRFK, CarryWeight: c.CarryWeight, ReferWeight: c.ReferWeight, ContextWeight: c.ContextWeight, ContextTerms: c.ContextTerms, AnaphoraBoost: c.AnaphoraBoost, Graph: c.KG,
-		Carry: carry.Config{Tau: c.CarryTau, Decay: c.CarryDecay, MaxIdle: c.CarryIdle, Cap: c.CarryCap}}.WithDefaults()
+	a := ask.DefaultConfig()
+	a.FreshK, a.RRFK = c.FreshK, c.RRFK
+	a.BM25Weight, a.VectorWeight = c.BM25Weight, c.VectorWeight
+	a.Carry = carry.Config{Tau: c.CarryTau, Decay: c.CarryDecay, MaxIdle: c.CarryIdle, Cap: c.CarryCap}
+	a.CarryWeight, a.ReferWeight = c.CarryWeight, c.ReferWeight
+	a.ContextWeight, a.ContextTerms, a.AnaphoraBoost = c.ContextWeight, c.ContextTerms, c.AnaphoraBoost
+	a.Rules = c.Rules
+	a.ControlRatio = c.ControlRatio
+	a.Mode.Threshold = c.ModeThreshold
+	a.Graph, a.KGWeight = c.KG, c.KGWeight
+	return a
 }
 
 func (c *Config) ingestConfig(logger *slog.Logger) ingest.Config {

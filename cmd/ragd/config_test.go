@@ -1,10 +1,13 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/alecthomas/kong"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ragd/ragd/ask"
 )
 
 func parse(t *testing.T, env map[string]string, args ...string) (*CLI, error) {
@@ -27,13 +30,33 @@ func TestConfigRefusesBadSettings(t *testing.T) {
 		want string
 	}{
 		{[]string{"version", "--runtime", "tpu"}, nil, `--runtime must be one of "auto","onnxruntime","go" but got "tpu"`},
-		{[]string{"version", "--chunk-tokens", "8"}, nil, "--chunk-tokens/--chunk-overlap: max_tokens: must be at least 32"},
-		{[]string{"version", "--chunk-overlap", "200"}, nil, "overlap: must be less than half of max_tokens"},
-		{[]string{"version", "--fresh-k", "0"}, nil, "--fresh-k must be at least 1, got 0"},
-		{[]string{"version", "--fresh-k", "5000"}, nil, "--fresh-k/--rrf-k: fresh k 5000 out of range"},
-		{[]string{"version", "--embed-batch", "0"}, nil, "--embed-batch and --rerank-batch must be at least 1"},
+		{[]string{"version", "--chunk-tokens", "8"}, nil, "--chunk-tokens must be at least 32, got 8"},
+		{[]string{"version", "--chunk-tokens", "0"}, nil, "--chunk-tokens must be at least 1, got 0"},
+		{[]string{"version", "--chunk-overlap", "200"}, nil, "--chunk-overlap must be less than half of max_tokens"},
+		{[]string{"version", "--chunk-overlap=-1"}, nil, "--chunk-overlap must not be negative"},
+		{[]string{"version", "--fresh-k", "0"}, nil, "--fresh-k must be in 1..1000, got 0"},
+		{[]string{"version", "--fresh-k", "5000"}, nil, "--fresh-k must be in 1..1000, got 5000"},
+		{[]string{"version", "--embed-batch", "0"}, nil, "--embed-batch must be at least 1, got 0"},
+		{[]string{"version", "--rerank-batch=-2"}, nil, "--rerank-batch must be at least 1, got -2"},
 		{[]string{"version"}, map[string]string{"RAGD_RRF_K": "-1"}, "--rrf-k must be at least 1, got -1"},
+		{[]string{"version", "--carry-tau", "1.5"}, nil, "--carry-tau must be in 0..1, got 1.5"},
+		{[]string{"version", "--carry-decay", "2"}, nil, "--carry-decay must be in (0, 1], got 2"},
+		{[]string{"version", "--carry-decay", "0"}, nil, "--carry-decay must be in (0, 1], got 0"},
+		{[]string{"version", "--carry-idle", "0"}, nil, "--carry-idle must be at least 1, got 0"},
+		{[]string{"version", "--carry-cap=-1"}, nil, "--carry-cap must not be negative, got -1"},
+		{[]string{"version", "--carry-weight=-0.1"}, nil, "--carry-weight must be a number >= 0"},
+		{[]string{"version", "--refer-weight=-1"}, nil, "--refer-weight must be a number >= 0"},
+		{[]string{"version", "--context-weight=-1"}, nil, "--context-weight must be a number >= 0"},
+		{[]string{"version", "--context-terms=-1"}, nil, "--context-terms must not be negative"},
+		{[]string{"version", "--vector-weight=-1"}, nil, "--vector-weight must be a number >= 0"},
+		{[]string{"version", "--kg-weight=-1"}, nil, "--kg-weight must be a number >= 0"},
+		{[]string{"version", "--anaphora-boost=-1"}, nil, "--anaphora-boost must be a number >= 0"},
+		{[]string{"version", "--control-ratio", "1.5"}, nil, "--control-ratio must be in 0..1, got 1.5"},
+		{[]string{"version", "--mode-threshold", "2"}, nil, "--mode-threshold must be in 0..1, got 2"},
+		{[]string{"version", "--bm25-weight", "0"}, nil, "--bm25-weight 0 turns BM25 off, which needs vector search on"},
+		{[]string{"version", "--bm25-weight", "0", "--embed-model", "m", "--vector-weight", "0"}, nil, "--bm25-weight 0 turns BM25 off"},
 		{[]string{"version", "--llm-url", "localhost:11434"}, nil, "--llm-*"},
+		{[]string{"version", "--llm-url", "http://localhost:11434/v1", "--llm-model", "m", "--llm-timeout", "0s"}, nil, "--llm-timeout must be positive"},
 		{[]string{"version", "--log-level", "loud"}, nil, "--log-level must be one of"},
 		{[]string{"version"}, map[string]string{"RAGD_FRESH_K": "many"}, "--fresh-k"},
 	} {
@@ -44,26 +67,75 @@ func TestConfigRefusesBadSettings(t *testing.T) {
 	}
 }
 
-func TestConfigDefaultsAndEnvironment(t *testing.T) {
-	cli, err := parse(t, map[string]string{"RAGD_DATABASE_URL": "postgres://db/ragd", "RAGD_FRESH_K": "20"}, "version", "--rrf-k", "30")
-	require.NoError(t, err)
-	require.Equal(t, "postgres://db/ragd", cli.DatabaseURL, "RAGD_* variables set flags")
-	require.Equal(t, 20, cli.FreshK)
-	require.Equal(t, 30, cli.RRFK)
-	require.Equal(t, 256, cli.ChunkTokens, "defaults are the product's numbers")
-	require.Equal(t, "auto", cli.Runtime)
-	require.Equal(t, 40, cli.askConfig().RerankTop)
+// Every ask.Config field a flag sets has a name in askFlags, and the name is that flag: an
+// error about the field names what the user typed.
+func TestConfigErrorsNameTheFlag(t *testing.T) {
+	for field, flag := range askFlags {
+		t.Run(flag, func(t *testing.T) {
+			_, err := parse(t, nil, "version", flag+"=-7")
+			require.Error(t, err, "a negative %s is refused", flag)
+			require.True(t, strings.HasPrefix(err.Error(), flag+" "), "the error of %s (%s) starts with the flag: %v", field, flag, err)
+		})
+	}
 }
 
-// --kg is one switch for both halves of the knowledge graph: entities recorded at ingest and the
-// graph's list fused into follow-ups. Off by default.
-func TestConfigKGSwitchesIngestAndAsk(t *testing.T) {
+// The flags' defaults are the pipeline's product defaults: with no flag, the Config ragd runs
+// with is ask.DefaultConfig().
+func TestConfigDefaultsAreTheProductDefaults(t *testing.T) {
 	cli, err := parse(t, nil, "version")
 	require.NoError(t, err)
-	require.False(t, cli.askConfig().Graph)
-	require.False(t, cli.ingestConfig(nil).Graph)
-	cli, err = parse(t, nil, "version", "--kg")
+	require.Equal(t, ask.DefaultConfig(), cli.askConfig())
+	require.False(t, cli.KG, "the knowledge graph is off by default")
+}
+
+// Each flag sets its field, 0 and "off" included: 0 is a value, never "use the default".
+func TestConfigFlagsToConfig(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want func(*ask.Config)
+	}{
+		{[]string{"--fresh-k", "20"}, func(c *ask.Config) { c.FreshK = 20 }},
+		{[]string{"--rrf-k", "1"}, func(c *ask.Config) { c.RRFK = 1 }},
+		{[]string{"--bm25-weight", "0.5"}, func(c *ask.Config) { c.BM25Weight = 0.5 }},
+		{[]string{"--bm25-weight", "0", "--embed-model", "m"}, func(c *ask.Config) { c.BM25Weight = 0 }},
+		{[]string{"--vector-weight", "0"}, func(c *ask.Config) { c.VectorWeight = 0 }},
+		{[]string{"--carry-tau", "0"}, func(c *ask.Config) { c.Carry.Tau = 0 }},
+		{[]string{"--carry-decay", "1"}, func(c *ask.Config) { c.Carry.Decay = 1 }},
+		{[]string{"--carry-idle", "1"}, func(c *ask.Config) { c.Carry.MaxIdle = 1 }},
+		{[]string{"--carry-cap", "0"}, func(c *ask.Config) { c.Carry.Cap = 0 }},
+		{[]string{"--carry-weight", "0"}, func(c *ask.Config) { c.CarryWeight = 0 }},
+		{[]string{"--refer-weight", "0"}, func(c *ask.Config) { c.ReferWeight = 0 }},
+		{[]string{"--context-weight", "0"}, func(c *ask.Config) { c.ContextWeight = 0 }},
+		{[]string{"--context-terms", "0"}, func(c *ask.Config) { c.ContextTerms = 0 }},
+		{[]string{"--anaphora-boost", "0"}, func(c *ask.Config) { c.AnaphoraBoost = 0 }},
+		{[]string{"--kg-weight", "0"}, func(c *ask.Config) { c.KGWeight = 0 }},
+		{[]string{"--control-ratio", "0.5"}, func(c *ask.Config) { c.ControlRatio = 0.5 }},
+		{[]string{"--mode-threshold", "0"}, func(c *ask.Config) { c.Mode.Threshold = 0 }},
+		{[]string{"--rule", "cite sources", "--rule", "be brief"}, func(c *ask.Config) { c.Rules = []string{"cite sources", "be brief"} }},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			cli, err := parse(t, nil, append([]string{"version"}, tc.args...)...)
+			require.NoError(t, err)
+			want := ask.DefaultConfig()
+			tc.want(&want)
+			require.Equal(t, want, cli.askConfig())
+		})
+	}
+}
+
+func TestConfigOtherFlags(t *testing.T) {
+	cli, err := parse(t, map[string]string{"RAGD_DATABASE_URL": "postgres://db/ragd", "RAGD_FRESH_K": "20", "RAGD_KG": "true"},
+		"version", "--rrf-k", "30", "--chunk-overlap", "0", "--threads", "0")
 	require.NoError(t, err)
-	require.True(t, cli.askConfig().Graph)
-	require.True(t, cli.ingestConfig(nil).Graph)
+	require.Equal(t, "postgres://db/ragd", cli.DatabaseURL, "RAGD_* variables set flags")
+	require.Equal(t, 20, cli.askConfig().FreshK)
+	require.Equal(t, 30, cli.askConfig().RRFK)
+	require.True(t, cli.KG)
+	require.Equal(t, 256, cli.ChunkTokens, "defaults are the product's numbers")
+	require.Equal(t, 0, cli.chunkOptions().WithDefaults().Overlap, "--chunk-overlap 0 is no overlap, not the default 32")
+	require.Equal(t, "auto", cli.Runtime)
+
+	cli, err = parse(t, map[string]string{"RAGD_KG": "true"}, "version", "--no-kg")
+	require.NoError(t, err)
+	require.False(t, cli.KG, "--no-kg turns the graph off whatever the environment says")
 }

@@ -41,6 +41,8 @@ type Message struct {
 	ReplyRecordedAt *time.Time
 	Meta            map[string]any
 	CreatedAt       time.Time
+	// StoppedAt is set when the answer's stream was stopped; Answer then holds what was sent.
+	StoppedAt *time.Time
 }
 
 // ConversationSource is a document a conversation has found, with its carry-over state. The row
@@ -123,6 +125,8 @@ type TurnWrite struct {
 	Meta        map[string]any // the turn's telemetry, on the assistant message
 	NextLetter  int
 	GoalTurn    int // 0 keeps the conversation's current goal
+	// Idempotency, when set, records the request's Idempotency-Key with the turn.
+	Idempotency *Idempotency
 	// Sources is the new state of every conversation source the turn touched.
 	Sources   []ConversationSource
 	Citations []CitationWrite
@@ -147,4 +151,21 @@ type TurnResult struct {
 	Conversation       Conversation // as of the end of the turn
 	UserMessageID      uuid.UUID
 	AssistantMessageID uuid.UUID
+}
+
+// Idempotency is a request's Idempotency-Key and the hash of what it asked, recorded with the
+// turn it made.
+type Idempotency struct {
+	Key         string
+	RequestHash []byte
+}
+
+// IdempotentTurn is the turn an Idempotency-Key made. Response is nil until the turn's response
+// is complete.
+type IdempotentTurn struct {
+	RequestHash    []byte
+	ConversationID uuid.UUID
+	MessageID      uuid.UUID
+	Response       []byte
+	CreatedAt      time.Time
 }

@@ -102,6 +102,18 @@ type Store interface {
 	// MessageCitations returns the citations of one message in answer order; an unknown message
 	// is ErrNotFound.
 	MessageCitations(ctx context.Context, msg uuid.UUID) ([]Citation, error)
+	// Message returns a message of a conversation that is not deleted.
+	Message(ctx context.Context, id uuid.UUID) (*Message, error)
+	// StopAnswer records that an assistant message's answer stream was stopped, with the answer
+	// as far as it was sent (sent nil keeps the recorded answer: the fact sheet, when no LLM
+	// streams). A message is stopped once; stopping it again returns it unchanged.
+	StopAnswer(ctx context.Context, msg uuid.UUID, sent *string) (*Message, error)
+	// IdempotentTurn returns the turn an Idempotency-Key made (Turn records the key with
+	// TurnWrite.Idempotency, and a key used twice is ErrConflict there), or ErrNotFound.
+	IdempotentTurn(ctx context.Context, key string) (*IdempotentTurn, error)
+	// SaveIdempotentResponse keeps the complete response of the turn a key made, for retries.
+	SaveIdempotentResponse(ctx context.Context, key string, response []byte) error
+
 	// Citations calls fn for every citation the filter selects, in id (creation) order,
 	// streaming so an export of any size runs in constant memory. fn returning an error stops it.
 	Citations(ctx context.Context, f CitationFilter, fn func(Citation) error) error

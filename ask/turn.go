@@ -53,6 +53,8 @@ type Request struct {
 	// ModeHint is the chat UI's word for the interaction (task, debug, explore, learn,
 	// general...); unknown or empty leaves the mode to the classifier.
 	ModeHint string
+	// Idempotency, when set, is recorded with the turn, in its transaction.
+	Idempotency *ragd.Idempotency
 }
 
 // Source is one passage a turn returns, with its facts and where it came from.
@@ -217,6 +219,7 @@ func (p *Pipeline) Ask(ctx context.Context, req Request) (*Turn, error) {
 		}
 		turn.Context = p.buildContext(in, turn.Mode.Mode, arm)
 		telemetry(w, turn)
+		w.Idempotency = req.Idempotency
 		w.UserMeta = map[string]any{"invariants": spans, "goal_start": w.GoalTurn > 0}
 		contextTime = time.Since(tc)
 		return w, nil

@@ -212,6 +212,14 @@ type askResponse struct {
 	Context  contextJSON  `json:"context"`
 	Answer   string       `json:"answer"`
 	Phantoms []string     `json:"phantom_markers,omitempty"`
+	// Stopped says the answer's stream was stopped; Answer is what was sent.
+	Stopped bool `json:"stopped,omitempty"`
+}
+
+// stoppedJSON ends a stream that was stopped: the answer as far as it was sent.
+type stoppedJSON struct {
+	Answer string `json:"answer"`
+	Reason string `json:"reason"`
 }
 
 type doneJSON struct {
@@ -235,6 +243,7 @@ type messageJSON struct {
 	ReplyRecordedAt *time.Time     `json:"reply_recorded_at,omitempty"`
 	Meta            map[string]any `json:"meta,omitempty"`
 	CreatedAt       time.Time      `json:"created_at"`
+	StoppedAt       *time.Time     `json:"stopped_at,omitempty"`
 }
 
 // messageOf shows a message. An assistant message's content is the reply the chat UI recorded,
@@ -246,7 +255,8 @@ func messageOf(m ragd.Message) messageJSON {
 		content = m.Answer
 	}
 	return messageJSON{ID: m.ID, ConversationID: m.ConversationID, Turn: m.Turn, Role: m.Role,
-		Content: content, Answer: m.Answer, ReplyRecordedAt: m.ReplyRecordedAt, Meta: m.Meta, CreatedAt: m.CreatedAt}
+		Content: content, Answer: m.Answer, ReplyRecordedAt: m.ReplyRecordedAt, Meta: m.Meta, CreatedAt: m.CreatedAt,
+		StoppedAt: m.StoppedAt}
 }
 
 type conversationSourceJSON struct {

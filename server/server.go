@@ -12,11 +12,13 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
@@ -51,6 +53,24 @@ type Config struct {
 	MaxReplyBytes  int   // recorded assistant replies
 	// Fetcher downloads documents posted by URL; nil uses a client with a 30 s timeout.
 	Fetcher *http.Client
+	// CORSOrigins are the browser origins (scheme://host[:port], or "*") allowed to call the API
+	// from another site's page; empty allows none, which is the default.
+	CORSOrigins []string
+}
+
+// Validate checks the settings a user gives.
+func (c Config) Validate() error {
+	for _, o := range c.CORSOrigins {
+		if o == "*" {
+			continue
+		}
+		u, err := url.Parse(o)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") ||
+			u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+			return fmt.Errorf("CORS origin %q must be scheme://host[:port] (like https://chat.example.com) or *", o)
+		}
+	}
+	return nil
 }
 
 // WithDefaults fills the zero fields.
@@ -86,6 +106,7 @@ type Server struct {
 	deps    Deps
 	echo    *echo.Echo
 	metrics *metrics
+	streams streams
 }
 
 // New builds the routes.
@@ -103,6 +124,19 @@ func New(cfg Config, deps Deps) *Server {
 	monitorGauges(deps.Registry, deps.Monitors)
 	e.HTTPErrorHandler = s.problem
 	e.Use(s.observe)
+	if len(cfg.CORSOrigins) > 0 {
+		origins := make([]string, len(cfg.CORSOrigins))
+		for i, o := range cfg.CORSOrigins {
+			origins[i] = strings.TrimSuffix(o, "/")
+		}
+		e.Use(middleware.CORSWithConfig(middleware.CORSConfig{
+			AllowOrigins:  origins,
+			AllowMethods:  []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete},
+			AllowHeaders:  []string{echo.HeaderContentType, echo.HeaderAccept, echo.HeaderAuthorization, headerIdempotencyKey},
+			ExposeHeaders: []string{headerReplayed},
+			MaxAge:        600,
+		}))
+	}
 
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
@@ -120,6 +154,7 @@ func New(cfg Config, deps Deps) *Server {
 	v1.PUT("/conversations/:id/pins/:doc_id", s.pin)
 	v1.DELETE("/conversations/:id/pins/:doc_id", s.unpin)
 	v1.GET("/messages/:id/citations", s.messageCitations)
+	v1.POST("/messages/:id/stop", s.stopAnswer)
 	v1.GET("/citations", s.citations)
 	v1.GET("/documents", s.listDocuments)
 	v1.POST("/documents", s.postDocument)

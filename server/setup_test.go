@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -73,6 +74,7 @@ type options struct {
 	build    func(bundle.Input) bundle.Bundle
 	corpus   bool          // ingest testdata/corpus
 	cfg      server.Config // limits
+	logger   *slog.Logger
 }
 
 // setup starts a server on its own database and index, wired as `ragd serve` wires it.
@@ -110,7 +112,7 @@ func setup(t *testing.T, o options) *testBundle {
 	}
 	p, err := ask.New(cfg, d)
 	require.NoError(t, err)
-	srv := server.New(o.cfg, server.Deps{Pipeline: p, Store: st, Index: ix, Ingester: in, Monitors: o.monitors})
+	srv := server.New(o.cfg, server.Deps{Pipeline: p, Store: st, Index: ix, Ingester: in, Monitors: o.monitors, Logger: o.logger})
 	b.srv = httptest.NewServer(srv.Handler())
 	t.Cleanup(b.srv.Close)
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/ragd/ragd"
 )
@@ -142,6 +143,10 @@ func (s *Store) turn(ctx context.Context, ref ragd.ConversationRef, fn func(*rag
 		res.UserMessageID, conv.ID, conv.Turn, w.UserMessage, userMeta, ts)
 	b.Queue(`INSERT INTO messages (id, conversation_id, turn, role, answer, meta, created_at) VALUES ($1, $2, $3, 'assistant', $4, $5, $6)`,
 		res.AssistantMessageID, conv.ID, conv.Turn, w.Answer, meta, ts)
+	if k := w.Idempotency; k != nil {
+		b.Queue(`INSERT INTO idempotency_keys (key, request_hash, conversation_id, message_id, created_at) VALUES ($1, $2, $3, $4, $5)`,
+			k.Key, k.RequestHash, conv.ID, res.AssistantMessageID, ts)
+	}
 	for _, src := range w.Sources {
 		facts, err := json.Marshal(nonNilFacts(src.Facts))
 		if err != nil {
@@ -174,6 +179,10 @@ func (s *Store) turn(ctx context.Context, ref ragd.ConversationRef, fn func(*rag
 	b.Queue(`UPDATE conversations SET turn = $2, next_letter = $3, goal_turn = $4, updated_at = $5 WHERE id = $1`,
 		conv.ID, conv.Turn, conv.NextLetter, conv.GoalTurn, ts)
 	if err := s.db.SendBatch(ctx, b).Close(); err != nil {
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.ConstraintName == "idempotency_keys_pkey" {
+			return nil, fmt.Errorf("idempotency key %q was used by another request meanwhile: %w", w.Idempotency.Key, ragd.ErrConflict)
+		}
 		return nil, fmt.Errorf("store: recording turn %d of %s: %w", conv.Turn, conv.ID, err)
 	}
 	conv.UpdatedAt = ts
@@ -215,12 +224,12 @@ func (s *Store) createConversation(ctx context.Context, id uuid.UUID, ab string)
 	return c, nil
 }
 
-const messageColumns = `id, conversation_id, turn, role, content, answer, reply_recorded_at, meta, created_at`
+const messageColumns = `id, conversation_id, turn, role, content, answer, reply_recorded_at, meta, created_at, stopped_at`
 
 func scanMessage(row pgx.CollectableRow) (ragd.Message, error) {
 	var m ragd.Message
 	var meta []byte
-	err := row.Scan(&m.ID, &m.ConversationID, &m.Turn, &m.Role, &m.Content, &m.Answer, &m.ReplyRecordedAt, &meta, &m.CreatedAt)
+	err := row.Scan(&m.ID, &m.ConversationID, &m.Turn, &m.Role, &m.Content, &m.Answer, &m.ReplyRecordedAt, &meta, &m.CreatedAt, &m.StoppedAt)
 	if err == nil {
 		err = json.Unmarshal(meta, &m.Meta)
 	}
@@ -356,4 +365,40 @@ func (s *Store) SetPin(ctx context.Context, conv, doc uuid.UUID, pinned bool, le
 		return nil
 	})
 	return out, err
+}
+
+// Message returns a message of a conversation that is not deleted.
+func (s *Store) Message(ctx context.Context, id uuid.UUID) (*ragd.Message, error) {
+	rows, err := s.db.Query(ctx, "SELECT "+messageColumns+` FROM messages m WHERE id = $1
+		AND EXISTS (SELECT 1 FROM conversations c WHERE c.id = m.conversation_id AND c.deleted_at IS NULL)`, id)
+	if err != nil {
+		return nil, fmt.Errorf("store: reading message %s: %w", id, err)
+	}
+	m, err := pgx.CollectExactlyOneRow(rows, scanMessage)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("message %s: %w", id, ragd.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: reading message %s: %w", id, err)
+	}
+	return &m, nil
+}
+
+// StopAnswer records that an assistant message's answer stream was stopped, with the answer as
+// far as it was sent (sent nil keeps the recorded answer: the fact sheet, when no LLM streams).
+// A message is stopped once; stopping it again returns it unchanged.
+func (s *Store) StopAnswer(ctx context.Context, msg uuid.UUID, sent *string) (*ragd.Message, error) {
+	rows, err := s.db.Query(ctx, `UPDATE messages SET answer = coalesce($2, answer), stopped_at = $3
+		WHERE id = $1 AND role = 'assistant' AND stopped_at IS NULL RETURNING `+messageColumns, msg, sent, now())
+	if err != nil {
+		return nil, fmt.Errorf("store: stopping %s: %w", msg, err)
+	}
+	m, err := pgx.CollectExactlyOneRow(rows, scanMessage)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return s.Message(ctx, msg)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: stopping %s: %w", msg, err)
+	}
+	return &m, nil
 }

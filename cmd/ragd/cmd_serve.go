@@ -67,7 +67,7 @@ func (c serveCmd) Run(ctx context.Context, a *app) error {
 	if err != nil {
 		return err
 	}
-	srv := server.New(server.Config{}, server.Deps{Pipeline: pipeline, Store: a.store, Index: a.index, Ingester: in,
+	srv := server.New(a.cfg.serverConfig(), server.Deps{Pipeline: pipeline, Store: a.store, Index: a.index, Ingester: in,
 		Monitors: pipeline.Monitors, Logger: a.logger})
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	a.logger.Info("ragd serving", slog.String("addr", ln.Addr().String()), slog.String("version", version()))

@@ -15,6 +15,7 @@ import (
 	"github.com/ragd/ragd/encoder"
 	"github.com/ragd/ragd/ingest"
 	"github.com/ragd/ragd/llm"
+	"github.com/ragd/ragd/server"
 )
 
 // Config is every setting of ragd, read from flags and RAGD_* environment variables (the flag
@@ -61,9 +62,11 @@ type Config struct {
 	KGWeight      float64 `help:"Weight of the knowledge graph's list in fusion when --kg is on; 0 turns the list off." default:"0.5" name:"kg-weight"`
 	AnaphoraBoost float64 `help:"Context search weight multiplier for questions that lean on the conversation (pronouns, very short); 0 turns the context search off for them." default:"2"`
 
-	Listen    string `help:"HTTP listen address." default:"127.0.0.1:8080"`
-	LogLevel  string `help:"Log level." default:"info" enum:"debug,info,warn,error"`
-	LogFormat string `help:"Log format." default:"text" enum:"text,json"`
+	Listen string `help:"HTTP listen address." default:"127.0.0.1:8080"`
+	// CORSOrigins is off by default: only pages served by ragd itself call the API.
+	CORSOrigins []string `help:"A browser origin (https://chat.example.com) whose pages may call the API (CORS); repeat for more, * for any. None by default." name:"cors-origin"`
+	LogLevel    string   `help:"Log level." default:"info" enum:"debug,info,warn,error"`
+	LogFormat   string   `help:"Log format." default:"text" enum:"text,json"`
 }
 
 // Validate checks what the per-package validators cannot see, and runs them, so a bad setting
@@ -94,6 +97,9 @@ func (c *Config) Validate() error {
 	errs = append(errs, flagErrors(c.askConfig().Validate(), askFlags, "ask")...)
 	if c.BM25Weight == 0 && (c.VectorWeight == 0 || c.EmbedModel == "") {
 		errs = append(errs, errors.New("--bm25-weight 0 turns BM25 off, which needs vector search on (--embed-model, and --vector-weight above 0)"))
+	}
+	if err := c.serverConfig().Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("--cors-origin: %w", err))
 	}
 	if c.LLMURL != "" {
 		if c.LLMTimeout <= 0 {
@@ -177,6 +183,10 @@ func (c *Config) modelConfig(dir string, batch int, logger *slog.Logger) encoder
 	}
 	return encoder.Config{Dir: dir, Runtime: encoder.Runtime(c.Runtime), ORTLibrary: c.ORTLibrary,
 		BatchSize: batch, Threads: threads, Logger: logger}
+}
+
+func (c *Config) serverConfig() server.Config {
+	return server.Config{CORSOrigins: c.CORSOrigins}
 }
 
 func (c *Config) llmConfig() llm.Config {

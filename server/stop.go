@@ -1,0 +1,102 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/ragd/ragd"
+)
+
+// errStopRequested is the cause of a stream's cancellation by POST /v1/messages/{id}/stop.
+var errStopRequested = errors.New("stop requested")
+
+// streams are the answer streams this process is sending, by assistant message, so a stop
+// request can end one.
+type streams struct {
+	mu   sync.Mutex
+	live map[uuid.UUID]*liveStream
+}
+
+type liveStream struct {
+	s      *streams
+	id     uuid.UUID
+	cancel context.CancelCauseFunc
+	done   chan struct{} // closed once the stream recorded how it ended
+}
+
+// start registers the stream of msg and returns the context it runs in.
+func (s *streams) start(parent context.Context, msg uuid.UUID) (context.Context, *liveStream) {
+	ctx, cancel := context.WithCancelCause(parent)
+	l := &liveStream{s: s, id: msg, cancel: cancel, done: make(chan struct{})}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.live == nil {
+		s.live = map[uuid.UUID]*liveStream{}
+	}
+	s.live[msg] = l
+	return ctx, l
+}
+
+func (l *liveStream) end() {
+	l.s.mu.Lock()
+	delete(l.s.live, l.id)
+	l.s.mu.Unlock()
+	l.cancel(nil)
+	close(l.done)
+}
+
+// stop cancels the stream of msg and waits until it has recorded the stop. It reports false
+// when no stream of msg runs in this process.
+func (s *streams) stop(ctx context.Context, msg uuid.UUID) (bool, error) {
+	s.mu.Lock()
+	l := s.live[msg]
+	s.mu.Unlock()
+	if l == nil {
+		return false, nil
+	}
+	l.cancel(errStopRequested)
+	select {
+	case <-l.done:
+		return true, nil
+	case <-ctx.Done():
+		return true, ctx.Err()
+	}
+}
+
+// stopAnswer stops the answer stream of an assistant message: the turn is recorded as stopped,
+// its answer what had been sent, and the stream ends with a stopped event. Stopping a stopped
+// message returns it as it is.
+func (s *Server) stopAnswer(c echo.Context) error {
+	id, err := pathID(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	m, err := s.deps.Store.Message(ctx, id)
+	if err != nil {
+		return err
+	}
+	if m.Role != "assistant" {
+		return ragd.Invalidf("id", "message %s is the user's; stop the assistant message of its turn", id)
+	}
+	if m.StoppedAt == nil {
+		found, err := s.streams.stop(ctx, id)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return fmt.Errorf("the answer of message %s is not streaming from this server (it finished, or another replica streams it; closing the connection stops it anywhere): %w",
+				id, ragd.ErrConflict)
+		}
+		if m, err = s.deps.Store.Message(ctx, id); err != nil {
+			return err
+		}
+	}
+	return c.JSON(http.StatusOK, messageOf(*m))
+}

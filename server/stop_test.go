@@ -1,0 +1,256 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	sse "github.com/tmaxmax/go-sse"
+
+	"github.com/ragd/ragd/llm"
+)
+
+// logRecords keeps what the server logged, and signals each message it is told to wait for.
+type logRecords struct {
+	mu      sync.Mutex
+	records []slog.Record
+	waiting map[string]chan struct{}
+}
+
+func newLogRecords(wait ...string) *logRecords {
+	l := &logRecords{waiting: map[string]chan struct{}{}}
+	for _, m := range wait {
+		l.waiting[m] = make(chan struct{}, 16)
+	}
+	return l
+}
+
+func (l *logRecords) Enabled(context.Context, slog.Level) bool { return true }
+func (l *logRecords) WithAttrs([]slog.Attr) slog.Handler       { return l }
+func (l *logRecords) WithGroup(string) slog.Handler            { return l }
+func (l *logRecords) Handle(_ context.Context, r slog.Record) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.records = append(l.records, r)
+	if ch, ok := l.waiting[r.Message]; ok {
+		ch <- struct{}{}
+	}
+	return nil
+}
+
+// wait blocks until msg is logged; the deadline only keeps a broken server from hanging the test.
+func (l *logRecords) wait(t *testing.T, msg string) {
+	t.Helper()
+	select {
+	case <-l.waiting[msg]:
+	case <-time.After(time.Minute):
+		t.Fatalf("the server never logged %q", msg)
+	}
+}
+
+func (l *logRecords) errors() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, r := range l.records {
+		if r.Level >= slog.LevelError {
+			out = append(out, r.Message)
+		}
+	}
+	return out
+}
+
+// stallingLLM is an OpenAI-compatible endpoint that streams the first sentence of its answer and
+// then stalls until the client goes away: a long answer, cut by a stop.
+const stalledSentence = "Leave the building at once and call the gas company from outside "
+
+func stallingLLM(t *testing.T) *httptest.Server {
+	t.Helper()
+	marker := regexp.MustCompile(`\[([A-Z]+[0-9]+)\]`)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Messages []struct {
+				Content string `json:"content"`
+			} `json:"messages"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			return
+		}
+		m := marker.FindStringSubmatch(req.Messages[len(req.Messages)-1].Content)
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, part := range strings.SplitAfter(stalledSentence+"["+m[1]+"]. ", " ") {
+			chunk := map[string]any{"id": "c1", "object": "chat.completion.chunk", "model": "fake",
+				"choices": []map[string]any{{"index": 0, "delta": map[string]string{"content": part}}}}
+			b, _ := json.Marshal(chunk)
+			fmt.Fprintf(w, "data: %s\n\n", b)
+			w.(http.Flusher).Flush()
+		}
+		<-r.Context().Done()
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// openStream starts a streamed turn and returns its events as they arrive.
+func (b *testBundle) openStream(t *testing.T, ctx context.Context, req map[string]any) (<-chan sse.Event, func()) {
+	t.Helper()
+	raw, err := json.Marshal(req)
+	require.NoError(t, err)
+	hr, err := http.NewRequestWithContext(ctx, "POST", b.srv.URL+"/v1/ask", bytes.NewReader(raw))
+	require.NoError(t, err)
+	hr.Header.Set("Content-Type", "application/json")
+	hr.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(hr)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	out := make(chan sse.Event)
+	go func() {
+		defer close(out)
+		for ev, err := range sse.Read(resp.Body, nil) {
+			if err != nil {
+				return
+			}
+			out <- ev
+		}
+	}()
+	return out, func() { resp.Body.Close() }
+}
+
+type message struct {
+	ID              string  `json:"id"`
+	Role            string  `json:"role"`
+	Content         string  `json:"content"`
+	Answer          string  `json:"answer"`
+	ReplyRecordedAt *string `json:"reply_recorded_at"`
+	StoppedAt       *string `json:"stopped_at"`
+}
+
+func (b *testBundle) messages(t *testing.T, conv string) []message {
+	t.Helper()
+	resp, body := b.do(t, "GET", "/v1/conversations/"+conv, nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	return decode[struct {
+		Messages []message `json:"messages"`
+	}](t, body).Messages
+}
+
+// untilAnswer reads events up to the first answer delta and returns the meta.
+func untilAnswer(t *testing.T, events <-chan sse.Event) (askResponse, string) {
+	t.Helper()
+	var meta askResponse
+	for ev := range events {
+		switch ev.Type {
+		case "meta":
+			require.NoError(t, json.Unmarshal([]byte(ev.Data), &meta))
+		case "answer":
+			var d struct {
+				Delta string `json:"delta"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(ev.Data), &d))
+			return meta, d.Delta
+		case "done", "error":
+			t.Fatalf("the stream ended before any answer: %s %s", ev.Type, ev.Data)
+		}
+	}
+	t.Fatal("the stream ended before any answer")
+	return meta, ""
+}
+
+func TestStopRequested(t *testing.T) {
+	t.Parallel()
+	client, err := llm.New(llm.Config{BaseURL: stallingLLM(t).URL + "/v1", Model: "fake"})
+	require.NoError(t, err)
+	logs := newLogRecords()
+	b := setup(t, options{corpus: true, answerer: client, logger: slog.New(logs)})
+
+	events, closeStream := b.openStream(t, b.ctx, map[string]any{"message": "I smell gas after the earthquake"})
+	defer closeStream()
+	meta, first := untilAnswer(t, events)
+	received := first
+
+	resp, body := b.do(t, "POST", "/v1/messages/"+meta.MessageID+"/stop", nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+	stopped := decode[message](t, body)
+	require.NotNil(t, stopped.StoppedAt)
+
+	// The stream ends with a stopped event holding the answer as sent.
+	var end struct {
+		Answer string `json:"answer"`
+		Reason string `json:"reason"`
+	}
+	var last string
+	for ev := range events {
+		last = ev.Type
+		switch ev.Type {
+		case "answer":
+			var d struct {
+				Delta string `json:"delta"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(ev.Data), &d))
+			received += d.Delta
+		case "stopped":
+			require.NoError(t, json.Unmarshal([]byte(ev.Data), &end))
+		default:
+			t.Fatalf("unexpected %s after the stop: %s", ev.Type, ev.Data)
+		}
+	}
+	require.Equal(t, "stopped", last, "stopped is the last event")
+	require.Equal(t, "stop requested", end.Reason)
+	require.Equal(t, received, end.Answer, "the stopped event has every delta the client got")
+	require.Equal(t, received, stopped.Answer, "the turn is recorded with what was sent")
+	require.True(t, strings.HasPrefix(received, "Leave the building"), "%q", received)
+
+	ms := b.messages(t, meta.ConversationID)
+	require.Equal(t, received, ms[1].Answer)
+	require.Equal(t, received, ms[1].Content, "content shows the answer as far as it went")
+	require.NotNil(t, ms[1].StoppedAt)
+	require.NotContains(t, ms[1].Answer, "[A1] ", "the fact sheet is not saved as the answer")
+	require.Len(t, b.citationsOf(t, meta.MessageID), len(b.citationsOf(t, meta.MessageID)), "citations stay")
+	require.NotEmpty(t, b.citationsOf(t, meta.MessageID))
+
+	// Stopping again returns the message as it is; other stops are refused.
+	resp, body = b.do(t, "POST", "/v1/messages/"+meta.MessageID+"/stop", nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, stopped.StoppedAt, decode[message](t, body).StoppedAt)
+	resp, body = b.do(t, "POST", "/v1/messages/"+ms[0].ID+"/stop", nil)
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode, "%s", body)
+	resp, _ = b.do(t, "POST", "/v1/messages/0190f5b4-0000-7000-8000-000000000000/stop", nil)
+	require.Equal(t, http.StatusNotFound, resp.StatusCode)
+	resp, _ = b.do(t, "POST", "/v1/messages/nope/stop", nil)
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	require.Empty(t, logs.errors(), "a stop is not an error")
+}
+
+func TestStopByClosingTheConnection(t *testing.T) {
+	t.Parallel()
+	client, err := llm.New(llm.Config{BaseURL: stallingLLM(t).URL + "/v1", Model: "fake"})
+	require.NoError(t, err)
+	logs := newLogRecords("answer stream stopped")
+	b := setup(t, options{corpus: true, answerer: client, logger: slog.New(logs)})
+
+	ctx, cancel := context.WithCancel(b.ctx)
+	events, closeStream := b.openStream(t, ctx, map[string]any{"message": "I smell gas after the earthquake"})
+	meta, received := untilAnswer(t, events)
+	cancel()
+	closeStream()
+	logs.wait(t, "answer stream stopped")
+
+	ms := b.messages(t, meta.ConversationID)
+	require.NotNil(t, ms[1].StoppedAt, "the turn is recorded as stopped")
+	require.True(t, strings.HasPrefix(ms[1].Answer, received), "the recorded answer %q holds what the client got (%q)", ms[1].Answer, received)
+	require.True(t, strings.HasPrefix(stalledSentence+"[", ms[1].Answer) || strings.HasPrefix(ms[1].Answer, stalledSentence+"["),
+		"and only what the LLM sent before it stalled: %q", ms[1].Answer)
+	require.NotContains(t, ms[1].Answer, "\n", "not the fact sheet")
+	require.Empty(t, logs.errors(), "a client leaving is not an error")
+}

@@ -19,16 +19,20 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"math"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/gofrs/flock"
 	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -79,6 +83,15 @@ type Config struct {
 	// to run as root; otherwise the server runs as ragd's own user. Defaults to DefaultUser.
 	User string
 
+	// Detached leaves the server running after every process using it has gone, until Stop
+	// (`ragd db start`). Otherwise the last ragd process using a server that ragd started stops
+	// it. See owner.go.
+	Detached bool
+
+	// Settings are server settings (postgresql.conf names and values) for a server this Start
+	// starts, such as fsync=off for throwaway test clusters. A server found running keeps its own.
+	Settings map[string]string
+
 	// Logger receives progress messages. Defaults to slog.Default().
 	Logger *slog.Logger
 }
@@ -97,8 +110,19 @@ func (c Config) validate() error {
 	if c.Dir == "" {
 		return errors.New("pgcluster: Config.Dir is required")
 	}
+	for name, value := range c.Settings {
+		// pg_ctl hands the options to the server through a shell: keep them to safe characters.
+		if !settingName.MatchString(name) || !settingValue.MatchString(value) {
+			return fmt.Errorf("pgcluster: setting %s=%s: names are lower-case words, values letters, digits and ._-", name, value)
+		}
+	}
 	return nil
 }
+
+var (
+	settingName  = regexp.MustCompile(`^[a-z][a-z0-9_.]*$`)
+	settingValue = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+)
 
 // Cluster is a PostgreSQL cluster that Start made ready for use. Its methods are safe for
 // concurrent use.
@@ -110,20 +134,79 @@ type Cluster struct {
 	logger  *slog.Logger
 
 	mu      sync.Mutex
-	started bool // this Cluster started the server, so Stop stops it
+	started bool         // this process started the server
+	adopted bool         // this process found the server without users and took it over
+	stops   bool         // this process stops the server when it leaves last (owner.go)
+	users   *flock.Flock // held shared while this process uses the cluster
+	closed  bool
 }
 
 // Start makes the cluster in cfg.Dir ready and returns it: it initializes the directory when
 // it holds no cluster yet, starts the server unless it is running already (left over from a
 // previous run, say: pg_ctl tells a live server from a stale postmaster.pid), waits until the
 // server accepts connections, and makes sure the "ragd" database exists with the pgvector
-// extension created in it.
+// extension created in it. The process counts as a user of the cluster until Close; owner.go
+// says who stops the server.
 //
 // It fails with ErrNoPostgres when PostgreSQL is not installed and with ErrNoPgvector when
 // pgvector is not. The context bounds the whole operation; without a deadline, each wait for
 // the server is limited to a minute.
 func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	begin := time.Now()
+	c, err := open(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	l, err := c.lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Unlock()
+
+	initialized, err := c.initialize(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.configure(); err != nil {
+		return nil, err
+	}
+	if err := c.ensureRunning(ctx, cfg.Settings); err != nil {
+		return nil, err
+	}
+	err = c.settle(ctx, cfg.Detached)
+	if err == nil {
+		err = c.bootstrap(ctx)
+	}
+	if err == nil {
+		err = c.join()
+	}
+	if err != nil {
+		if c.started {
+			// Do not leave behind a server nobody will stop.
+			stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), defaultTimeout)
+			defer cancel()
+			if stopErr := c.stopServer(stopCtx); stopErr != nil {
+				c.logger.WarnContext(ctx, "pgcluster: stopping PostgreSQL after a failed start", slog.Any("error", stopErr))
+			}
+		}
+		return nil, err
+	}
+
+	c.logger.InfoContext(ctx, "pgcluster: PostgreSQL ready",
+		slog.String("dir", c.dir),
+		slog.String("bin_dir", c.binDir),
+		slog.String("version", c.version),
+		slog.Bool("initialized", initialized),
+		slog.Bool("started", c.started),
+		slog.Bool("adopted", c.adopted),
+		slog.Bool("detached", cfg.Detached),
+		slog.Duration("duration", time.Since(begin)),
+	)
+	return c, nil
+}
+
+// open checks cfg and finds what running the cluster needs, without touching the directory.
+func open(ctx context.Context, cfg Config) (*Cluster, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -136,7 +219,6 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		return nil, fmt.Errorf("pgcluster: socket path %s is %d bytes, over the %d-byte limit of Unix "+
 			"sockets; use a shorter data directory (--data-dir)", sock, len(sock), maxSocketPath)
 	}
-
 	binDir, err := findBinDir(ctx, cfg.BinDir)
 	if err != nil {
 		return nil, err
@@ -149,39 +231,13 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{dir: dir, binDir: binDir, version: version, account: acct, logger: cfg.Logger}
+	return &Cluster{dir: dir, binDir: binDir, version: version, account: acct, logger: cfg.Logger}, nil
+}
 
-	initialized, err := c.initialize(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if err := c.configure(); err != nil {
-		return nil, err
-	}
-	if err := c.ensureRunning(ctx); err != nil {
-		return nil, err
-	}
-	if err := c.bootstrap(ctx); err != nil {
-		if c.started {
-			// Do not leave behind a server nobody will stop.
-			stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), defaultTimeout)
-			defer cancel()
-			if stopErr := c.Stop(stopCtx); stopErr != nil {
-				c.logger.WarnContext(ctx, "pgcluster: stopping PostgreSQL after a failed start", slog.Any("error", stopErr))
-			}
-		}
-		return nil, err
-	}
-
-	c.logger.InfoContext(ctx, "pgcluster: PostgreSQL ready",
-		slog.String("dir", dir),
-		slog.String("bin_dir", binDir),
-		slog.String("version", version),
-		slog.Bool("initialized", initialized),
-		slog.Bool("started", c.started),
-		slog.Duration("duration", time.Since(begin)),
-	)
-	return c, nil
+// initialized reports whether the directory holds a cluster.
+func (c *Cluster) initialized() bool {
+	_, err := os.Stat(filepath.Join(c.dir, "PG_VERSION"))
+	return err == nil
 }
 
 // URL returns the pgx connection string for the "ragd" database over the Unix socket.
@@ -189,30 +245,40 @@ func (c *Cluster) URL() string {
 	return connString(filepath.Join(c.dir, sockDirName), database)
 }
 
-// Stop stops the server in pg_ctl's fast mode, which disconnects open sessions (close
-// connection pools first), and waits for it to exit. When Start found the server running
-// already, some other process owns it and Stop leaves it alone. Stop is idempotent.
-func (c *Cluster) Stop(ctx context.Context) error {
+// Close ends this process's use of the cluster. It stops the server when this process is the
+// last ragd process using a server that ragd started for its own use (owner.go); stopping
+// disconnects open sessions, so close connection pools first. Close is idempotent.
+func (c *Cluster) Close(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.started {
+	if c.closed {
 		return nil
 	}
-	begin := time.Now()
-	running, err := c.running(ctx)
+	l, err := c.lock(ctx)
+	if err != nil {
+		// Leave anyway: the last user to leave stops the server, or the next to arrive adopts it.
+		return errors.Join(err, c.leave())
+	}
+	defer l.Unlock()
+	c.closed = true
+	if err := c.leave(); err != nil || !c.stops {
+		return err
+	}
+	used, err := c.inUse()
 	if err != nil {
 		return err
 	}
-	if running {
-		err := c.run(ctx, "pg_ctl", "stop", "-D", c.dir, "-m", "fast", "-w", "-t", waitSeconds(ctx), "-s")
-		if err != nil {
-			return err
-		}
+	if used {
+		c.logger.InfoContext(ctx, "pgcluster: leaving PostgreSQL running for the other ragd processes using it; the last one stops it",
+			slog.String("dir", c.dir))
+		return nil
 	}
-	c.started = false
-	c.logger.InfoContext(ctx, "pgcluster: PostgreSQL stopped",
-		slog.String("dir", c.dir), slog.Duration("duration", time.Since(begin)))
-	return nil
+	// Someone may have detached the server (ragd db start) or replaced it since.
+	rec, err := c.record()
+	if err != nil || rec == nil || rec.Detached {
+		return err
+	}
+	return c.stopServer(ctx)
 }
 
 // initialize creates the cluster directory and runs initdb in it unless it holds a cluster already,
@@ -350,7 +416,7 @@ func (c *Cluster) running(ctx context.Context) (bool, error) {
 // ensureRunning makes sure a server is running on the cluster and accepting connections,
 // starting one unless there is one already. A server found running belongs to whoever started
 // it; one that goes away while starting up or shutting down is replaced.
-func (c *Cluster) ensureRunning(ctx context.Context) error {
+func (c *Cluster) ensureRunning(ctx context.Context, settings map[string]string) error {
 	ctx, cancel := withDefaultTimeout(ctx)
 	defer cancel()
 	const retryInterval = 100 * time.Millisecond
@@ -370,7 +436,7 @@ func (c *Cluster) ensureRunning(ctx context.Context) error {
 			return err
 		}
 		if !running {
-			if err := c.start(ctx); err != nil {
+			if err := c.start(ctx, settings); err != nil {
 				return err
 			}
 			c.started = true
@@ -395,19 +461,40 @@ func (c *Cluster) ensureRunning(ctx context.Context) error {
 	}
 }
 
-// start starts the server and waits until it accepts connections.
-func (c *Cluster) start(ctx context.Context) error {
+// start starts the server with the given settings and waits until it accepts connections.
+func (c *Cluster) start(ctx context.Context, settings map[string]string) error {
 	// pg_ctl -l also keeps the server from inheriting the pipe that captures pg_ctl's output.
 	// Once the logging collector runs, the server logs to log/postgresql-*.log instead.
 	logFile := filepath.Join(c.dir, logDirName, "startup.log")
-	err := c.run(ctx, "pg_ctl", "start", "-D", c.dir, "-l", logFile, "-w", "-t", waitSeconds(ctx), "-s")
-	if err != nil {
-		if tail := lastLines(logFile, 10); tail != "" {
+	args := []string{"start", "-D", c.dir, "-l", logFile, "-w", "-t", waitSeconds(ctx), "-s"}
+	if len(settings) > 0 {
+		var opts []string
+		for _, name := range slices.Sorted(maps.Keys(settings)) {
+			opts = append(opts, "-c "+name+"="+settings[name])
+		}
+		args = append(args, "-o", strings.Join(opts, " "))
+	}
+	for {
+		err := c.run(ctx, "pg_ctl", args...)
+		if err == nil {
+			return nil
+		}
+		tail := lastLines(logFile, 10)
+		// The children of a server killed with SIGKILL hold its shared memory until they notice,
+		// a moment later; PostgreSQL refuses to start until they have gone.
+		if strings.Contains(lastLines(logFile, 3), "pre-existing shared memory block") && ctx.Err() == nil {
+			c.logger.InfoContext(ctx, "pgcluster: waiting for the processes of a crashed server to exit", slog.String("dir", c.dir))
+			select {
+			case <-ctx.Done():
+			case <-time.After(200 * time.Millisecond):
+			}
+			continue
+		}
+		if tail != "" {
 			return fmt.Errorf("%w\n%s:\n%s", err, logFile, tail)
 		}
 		return err
 	}
-	return nil
 }
 
 // bootstrap creates the "ragd" database and the vector extension in it, unless they exist.

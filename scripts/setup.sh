@@ -10,8 +10,8 @@
 #                            tarball, installed into /usr/local/lib
 #
 # It is idempotent: components that are already present are left alone, so a
-# second run takes seconds. It never starts a database server (ragd and
-# scripts/pg-test.sh run their own clusters).
+# second run takes seconds. It never starts a database server (ragd runs its
+# own clusters: `ragd db start`, or any ragd command).
 #
 # Usage: scripts/setup.sh [--check]
 #

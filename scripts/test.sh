@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs ragd's whole test suite on a Debian machine from scratch: installs what is missing
-# (PostgreSQL, pgvector, ONNX Runtime: scripts/setup.sh), starts a throwaway PostgreSQL with
-# pgvector unless RAGD_TEST_DATABASE_URL points at one, then runs go vet and go test.
+# (Go, PostgreSQL, pgvector, ONNX Runtime: scripts/setup.sh), starts a throwaway PostgreSQL with
+# pgvector through ragd's own private-cluster code (`ragd db start`) unless
+# RAGD_TEST_DATABASE_URL points at one, then runs go vet and go test.
 # Arguments are passed to go test (for example -run TestAsk or -race).
 # The stand-in models and evaluation data are expected in ../shared beside the checkout.
 set -euo pipefail
@@ -9,12 +10,19 @@ cd "$(dirname "$0")/.."
 
 scripts/setup.sh
 
+echo "==> building ragd"
+mkdir -p bin
+go build -o bin/ragd ./cmd/ragd
+
 if [ -z "${RAGD_TEST_DATABASE_URL:-}" ]; then
 	# A directory the postgres account can reach when the tests run as root.
 	tmp=$(mktemp -d /tmp/ragd-test.XXXXXX)
 	chmod 755 "$tmp"
-	trap 'scripts/pg-test.sh stop "$tmp/pg" >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
-	RAGD_TEST_DATABASE_URL=$(scripts/pg-test.sh start "$tmp/pg")
+	trap 'bin/ragd db stop --dir "$tmp/pg" --force --log-level warn || true; rm -rf "$tmp"' EXIT
+	echo "==> starting a throwaway PostgreSQL in $tmp/pg"
+	# Speed over durability: the cluster is thrown away.
+	RAGD_TEST_DATABASE_URL=$(bin/ragd db start --dir "$tmp/pg" --log-level warn \
+		--set fsync=off --set synchronous_commit=off --set full_page_writes=off --set max_connections=200)
 	export RAGD_TEST_DATABASE_URL
 fi
 

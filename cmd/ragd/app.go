@@ -39,7 +39,7 @@ func (a *app) close() {
 }
 
 // databaseURL returns the configured server, or starts (or joins) the private cluster in the
-// data directory.
+// data directory. Leaving it stops it only when no other ragd process uses it (package pgcluster).
 func (a *app) databaseURL(ctx context.Context) (string, error) {
 	if a.cfg.DatabaseURL != "" {
 		return a.cfg.DatabaseURL, nil
@@ -52,8 +52,8 @@ func (a *app) databaseURL(ctx context.Context) (string, error) {
 	a.closers = append(a.closers, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		if err := c.Stop(ctx); err != nil {
-			a.logger.Error("stopping the private PostgreSQL", slog.String("error", err.Error()))
+		if err := c.Close(ctx); err != nil {
+			a.logger.Error("leaving the private PostgreSQL", slog.String("error", err.Error()))
 		}
 	})
 	return c.URL(), nil

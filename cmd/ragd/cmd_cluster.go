@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/ragd/ragd/pgcluster"
+)
+
+// dbCmd runs the private PostgreSQL by hand. Every other command starts (or joins) it by
+// itself and the last one to leave stops it; a detached cluster stays up between commands.
+type dbCmd struct {
+	Start  dbStartCmd  `cmd:"" help:"Start the private PostgreSQL detached (it runs until 'ragd db stop') and print its URL."`
+	Stop   dbStopCmd   `cmd:"" help:"Stop the private PostgreSQL."`
+	Status dbStatusCmd `cmd:"" help:"Say whether the private PostgreSQL runs, who stops it, and whether ragd processes use it."`
+}
+
+type clusterDirFlag struct {
+	Dir string `help:"Cluster directory (default <data-dir>/postgres)." type:"path" env:"-"`
+}
+
+func (f clusterDirFlag) config(a *app) pgcluster.Config {
+	dir := f.Dir
+	if dir == "" {
+		dir = a.cfg.clusterDir()
+	}
+	return pgcluster.Config{Dir: dir, Logger: a.logger}
+}
+
+type dbStartCmd struct {
+	clusterDirFlag
+	Set map[string]string `help:"A server setting for this start, repeatable (--set fsync=off for a throwaway test cluster)." placeholder:"NAME=VALUE" env:"-"`
+}
+
+func (c dbStartCmd) Run(ctx context.Context, a *app) error {
+	cfg := c.config(a)
+	cfg.Detached, cfg.Settings = true, c.Set
+	cl, err := pgcluster.Start(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	fmt.Println(cl.URL())
+	return cl.Close(ctx) // detached: it keeps running
+}
+
+type dbStopCmd struct {
+	clusterDirFlag
+	Force bool `help:"Stop it even while ragd processes use it (they lose their database)." env:"-"`
+}
+
+func (c dbStopCmd) Run(ctx context.Context, a *app) error {
+	err := pgcluster.Stop(ctx, c.config(a), c.Force)
+	if errors.Is(err, pgcluster.ErrInUse) {
+		return fmt.Errorf("%w (--force stops it anyway)", err)
+	}
+	return err
+}
+
+type dbStatusCmd struct {
+	clusterDirFlag
+}
+
+func (c dbStatusCmd) Run(ctx context.Context, a *app) error {
+	st, err := pgcluster.Inspect(ctx, c.config(a))
+	if err != nil {
+		return err
+	}
+	if !st.Running {
+		fmt.Printf("%s: not running\n", st.Dir)
+		return nil
+	}
+	stoppedBy := map[string]string{
+		"ragd":     "the last ragd process that uses it, when it exits",
+		"detached": "'ragd db stop' (detached)",
+		"outside":  "nobody: it was started outside ragd ('ragd db stop' can)",
+	}[st.Owner]
+	fmt.Printf("%s: running, postmaster pid %d\nstopped by: %s\nused by ragd processes: %t\nurl: %s\n",
+		st.Dir, st.PID, stoppedBy, st.InUse, st.URL)
+	return nil
+}

@@ -70,15 +70,22 @@ func (a *app) openModels(withRerank bool) error {
 		a.embedder = e
 		a.closers = append(a.closers, func() { e.Close() })
 	} else {
-		a.logger.Warn("no embedding model configured (--embed-model): vector search is off, BM25 only")
+		a.logger.Warn("no embedding model configured (--embed-model): vector search is off, BM25 only; " +
+			"get one with `ragd models pull all-MiniLM-L6-v2`, then --embed-model models/all-MiniLM-L6-v2")
 	}
-	if withRerank && a.cfg.RerankModel != "" {
+	if !withRerank {
+		return nil
+	}
+	if a.cfg.RerankModel != "" {
 		s, err := rerank.Open(a.cfg.modelConfig(a.cfg.RerankModel, a.cfg.RerankBatch, a.logger))
 		if err != nil {
 			return err
 		}
 		a.scorer = s
 		a.closers = append(a.closers, func() { s.Close() })
+	} else {
+		a.logger.Warn("no reranking model configured (--rerank-model): results are not reranked; " +
+			"get one with `ragd models pull ms-marco-MiniLM-L-6-v2`, then --rerank-model models/ms-marco-MiniLM-L-6-v2")
 	}
 	return nil
 }

@@ -107,6 +107,17 @@ type ConversationState struct {
 	Conversation Conversation
 	// Sources are every document the conversation has found, carried or not, by first turn.
 	Sources []ConversationSource
+	// Markers are the markers its sentences have: a marker names one sentence for the whole
+	// conversation.
+	Markers []SentenceMarker
+}
+
+// SentenceMarker is the marker a sentence of a document has in a conversation.
+type SentenceMarker struct {
+	Marker    string
+	DocID     uuid.UUID
+	Sentence  string // white space normalized
+	FirstTurn int
 }
 
 // ConversationRef names the conversation of a turn: an existing one, or a new one to create with
@@ -127,6 +138,8 @@ type TurnWrite struct {
 	GoalTurn    int // 0 keeps the conversation's current goal
 	// Idempotency, when set, records the request's Idempotency-Key with the turn.
 	Idempotency *Idempotency
+	// Markers are the sentence markers of the turn's facts; those the conversation has are kept.
+	Markers []SentenceMarker
 	// Sources is the new state of every conversation source the turn touched.
 	Sources   []ConversationSource
 	Citations []CitationWrite

@@ -609,6 +609,20 @@ func passage(c ragd.Chunk) string { return ingest.EmbeddingText(c.Title, c.Headi
 // keep cuts the ranking to the sources a turn returns: KeepMin, then more up to KeepMax while
 // their score ties the KeepMin-th within TieMargin, since dropping one of two equally good
 // passages would be arbitrary.
+// firstPerDocument keeps the best passage of each document, in order: a turn's sources have one
+// source per document, so one letter names one source.
+func firstPerDocument(cs []Candidate) []Candidate {
+	seen := make(map[uuid.UUID]bool, len(cs))
+	out := make([]Candidate, 0, len(cs))
+	for _, c := range cs {
+		if !seen[c.Chunk.DocID] {
+			seen[c.Chunk.DocID] = true
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 func keep(cs []Candidate, cfg Config) []Candidate {
 	if len(cs) <= cfg.KeepMin {
 		return cs

@@ -180,7 +180,7 @@ func (p *Pipeline) Ask(ctx context.Context, req Request) (*Turn, error) {
 	}
 	turn.Lists, turn.Reranked, turn.Ranked, turn.Queries = ranking.Lists, ranking.Reranked, ranking.Candidates, ranking.Queries
 	turn.Timings = append(turn.Timings, ranking.Timings...)
-	kept := keep(ranking.Candidates, p.cfg)
+	kept := keep(firstPerDocument(ranking.Candidates), p.cfg)
 
 	t = time.Now()
 	sources, err := p.describe(ctx, kept)
@@ -682,7 +682,11 @@ func record(r turnRecord, st *ragd.ConversationState) *ragd.TurnWrite {
 	for i, s := range r.sources {
 		in[i] = citations.Source{DocID: s.DocID, ChunkID: s.ChunkID, Title: s.Title, Heading: s.Heading, Text: s.Text, Score: s.Score}
 	}
-	sheet, assigned, next := citations.Build(r.message, in, letters, st.Conversation.NextLetter, r.perSource)
+	known := make(map[citations.SentenceKey]string, len(st.Markers))
+	for _, m := range st.Markers {
+		known[citations.KeyOf(m.DocID, m.Sentence)] = m.Marker
+	}
+	sheet, assigned, next := citations.Build(r.message, in, letters, st.Conversation.NextLetter, r.perSource, known)
 	for id, l := range assigned {
 		letters[id] = l
 	}
@@ -696,6 +700,7 @@ func record(r turnRecord, st *ragd.ConversationState) *ragd.TurnWrite {
 		s.Facts = make([]ragd.Fact, len(e.Facts))
 		for j, f := range e.Facts {
 			s.Facts[j] = ragd.Fact{Marker: f.Marker, Text: f.Text, ChunkID: s.ChunkID, Score: f.Score}
+			w.Markers = append(w.Markers, ragd.SentenceMarker{Marker: f.Marker, DocID: s.DocID, Sentence: citations.KeyOf(s.DocID, f.Text).Text})
 			w.Citations = append(w.Citations, ragd.CitationWrite{DocID: s.DocID, DocVersion: s.Version,
 				ChunkID: s.ChunkID, Marker: f.Marker, Fact: f.Text, Score: s.Score,
 				Origin: strings.Join(s.Origins, ","), Rank: s.Rank, PageStart: s.PageStart, PageEnd: s.PageEnd})

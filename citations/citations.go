@@ -1,10 +1,11 @@
 // Package citations builds a turn's fact sheet: for each source the turn returns, the few
 // sentences of its passage that best answer the query, each with a citation marker.
 //
-// A marker is the document's letter and the fact's number, "A1". Letters are stable for a
-// conversation: a document keeps the letter it got the first time it was cited, so "[A2]" in an
-// earlier answer and "A" in this turn's sheet mean the same document. Numbers count the facts of
-// one sheet and start at 1 in every turn.
+// A marker is the document's letter and the fact's number, "A1". Markers are stable for a
+// conversation: a document keeps the letter it got the first time it was cited, and a sentence
+// keeps the marker it got the first time it was cited, so "[A2]" names one sentence of one
+// document in every answer of the conversation. A sentence of a document cited for the first
+// time gets the document's next number.
 //
 // Fact selection is extractive and cheap (no models): it runs inside the turn's budget of a few
 // tens of milliseconds, so sentences are scored with BM25 against the query, using bleve's
@@ -66,14 +67,31 @@ type Entry struct {
 	Facts []Fact
 }
 
+// SentenceKey identifies a sentence of a document across the turns of a conversation: the same
+// words in the same document are the same sentence, wherever a passage wraps them.
+type SentenceKey struct {
+	DocID uuid.UUID
+	Text  string // normalized by KeyOf
+}
+
+// KeyOf returns the key of a sentence of doc.
+func KeyOf(doc uuid.UUID, sentence string) SentenceKey {
+	return SentenceKey{DocID: doc, Text: strings.Join(strings.Fields(sentence), " ")}
+}
+
 // Build makes the fact sheet of one turn from sources (in final order) and the query.
 //
 // letters holds the letters documents already have in this conversation; a document without one
 // gets Letter(next), Letter(next+1), ... in the order sources are given, skipping letters that
 // are already taken so that a stale counter cannot give two documents one letter. Build returns
 // the sheet, the letters it assigned (only new ones; nil when none) and the next counter. Sources
-// of the same document share its letter and continue its numbering: A1, A2 for the first source
-// of document A, A3, A4 for the second.
+// of the same document share its letter and its numbering.
+//
+// known holds the markers sentences already have in this conversation: a fact that is one of
+// them keeps its marker; any other sentence of a document gets the document's next number, after
+// every number the document's letter has had (in known or earlier in this sheet). A sentence
+// appears at most once in a sheet. Build does not change known; the new markers are the facts'
+// markers whose keys known lacks.
 //
 // Each source gets up to perSource facts: its best sentences by BM25 against the query, where
 // the collection is every sentence of every source in this call, ties going to the earlier
@@ -81,7 +99,7 @@ type Entry struct {
 // three words score 0 unless no longer sentence of the source matches. When no sentence of a
 // source matches the query at all, its first sentences are its facts (fragments last), since a
 // passage usually opens with what it is about.
-func Build(query string, sources []Source, letters map[uuid.UUID]string, next int, perSource int) (sheet []Entry, assigned map[uuid.UUID]string, nextOut int) {
+func Build(query string, sources []Source, letters map[uuid.UUID]string, next int, perSource int, known map[SentenceKey]string) (sheet []Entry, assigned map[uuid.UUID]string, nextOut int) {
 	taken := make(map[string]bool, len(letters))
 	for _, l := range letters {
 		taken[l] = true
@@ -107,14 +125,31 @@ func Build(query string, sources []Source, letters map[uuid.UUID]string, next in
 	}
 
 	candidates := score(query, sources)
-	numbered := map[string]int{} // facts numbered so far, by letter
+	numbered := map[string]int{} // the highest number of each letter so far
+	for _, m := range known {
+		letter, n := splitMarker(m)
+		numbered[letter] = max(numbered[letter], n)
+	}
+	inSheet := map[SentenceKey]bool{}
 	sheet = make([]Entry, 0, len(sources))
 	for i, src := range sources {
 		e := Entry{Letter: letterOf(src.DocID), Source: src}
-		for _, c := range pick(candidates[i], perSource) {
-			numbered[e.Letter]++
+		fresh := candidates[i][:0:0]
+		for _, c := range candidates[i] {
+			if !inSheet[KeyOf(src.DocID, c.Text)] {
+				fresh = append(fresh, c)
+			}
+		}
+		for _, c := range pick(fresh, perSource) {
+			key := KeyOf(src.DocID, c.Text)
+			inSheet[key] = true
+			m, ok := known[key]
+			if !ok {
+				numbered[e.Letter]++
+				m = e.Letter + strconv.Itoa(numbered[e.Letter])
+			}
 			e.Facts = append(e.Facts, Fact{
-				Marker: e.Letter + strconv.Itoa(numbered[e.Letter]),
+				Marker: m,
 				Text:   c.Text,
 				Score:  c.score,
 				Start:  c.Start,
@@ -124,6 +159,16 @@ func Build(query string, sources []Source, letters map[uuid.UUID]string, next in
 		sheet = append(sheet, e)
 	}
 	return sheet, assigned, next
+}
+
+// splitMarker splits "AB12" into "AB" and 12; a malformed marker has number 0.
+func splitMarker(m string) (string, int) {
+	i := strings.IndexFunc(m, func(r rune) bool { return r < 'A' || r > 'Z' })
+	if i < 0 {
+		return m, 0
+	}
+	n, _ := strconv.Atoi(m[i:])
+	return m[:i], n
 }
 
 // candidate is a sentence of a source on its way to being a fact.

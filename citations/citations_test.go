@@ -249,7 +249,7 @@ func TestBuildPicksRelevantSentences(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			sheet, _, _ := Build(tc.query, tc.sources, nil, 0, tc.perSource)
+			sheet, _, _ := Build(tc.query, tc.sources, nil, 0, tc.perSource, nil)
 			require.Len(t, sheet, len(tc.sources))
 			require.Equal(t, tc.want, facts(t, sheet))
 		})
@@ -258,7 +258,7 @@ func TestBuildPicksRelevantSentences(t *testing.T) {
 
 func TestBuildScores(t *testing.T) {
 	t.Parallel()
-	sheet, _, _ := Build("smell gas earthquake", []Source{{DocID: docA, Text: quakePassage}}, nil, 0, 5)
+	sheet, _, _ := Build("smell gas earthquake", []Source{{DocID: docA, Text: quakePassage}}, nil, 0, 5, nil)
 	require.Len(t, sheet[0].Facts, 5)
 	var scores []float64
 	for _, f := range sheet[0].Facts {
@@ -302,12 +302,13 @@ func TestBuildLetters(t *testing.T) {
 			wantNext:     5,
 		},
 		{
-			name:        "sources of one document share its letter and continue its numbering",
+			// The second passage of A repeats "Leave the house now.", already cited as A2.
+			name:        "sources of one document share its letter and numbering, and cite a sentence once",
 			sources:     []Source{{DocID: docA, ChunkID: 1, Text: passage(1)}, {DocID: docB, Text: passage(2)}, {DocID: docA, ChunkID: 2, Text: passage(3)}},
 			letters:     map[uuid.UUID]string{docA: "A"},
 			next:        1,
 			wantLetters: []string{"A", "B", "A"},
-			wantMarkers: []string{"A1", "A2", "B1", "B2", "A3", "A4"},
+			wantMarkers: []string{"A1", "A2", "B1", "B2", "A3"},
 			// Only new letters come back.
 			wantAssigned: map[uuid.UUID]string{docB: "B"},
 			wantNext:     2,
@@ -330,7 +331,7 @@ func TestBuildLetters(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			sheet, assigned, next := Build("gas leak", tc.sources, tc.letters, tc.next, 2)
+			sheet, assigned, next := Build("gas leak", tc.sources, tc.letters, tc.next, 2, nil)
 			var letters, markers []string
 			for _, e := range sheet {
 				letters = append(letters, e.Letter)
@@ -349,7 +350,7 @@ func TestBuildLetters(t *testing.T) {
 func TestBuildLeavesLettersAlone(t *testing.T) {
 	t.Parallel()
 	letters := map[uuid.UUID]string{docA: "A"}
-	Build("gas", []Source{{DocID: docB, Text: "Gas."}}, letters, 1, 2)
+	Build("gas", []Source{{DocID: docB, Text: "Gas."}}, letters, 1, 2, nil)
 	require.Equal(t, map[uuid.UUID]string{docA: "A"}, letters)
 }
 
@@ -378,7 +379,7 @@ B. Untitled
 
 func TestRenderBuildRoundTrip(t *testing.T) {
 	t.Parallel()
-	sheet, _, _ := Build("smell gas", []Source{{DocID: docA, Title: "Quakes", Text: quakePassage}}, nil, 0, 2)
+	sheet, _, _ := Build("smell gas", []Source{{DocID: docA, Title: "Quakes", Text: quakePassage}}, nil, 0, 2, nil)
 	out := Render(sheet, nil)
 	require.Equal(t, []string{"A1", "A2"}, Markers(out))
 	require.True(t, strings.HasPrefix(out, "A. Quakes\n[A1] "), out)
@@ -443,7 +444,7 @@ func BenchmarkBuild(b *testing.B) {
 	sources := benchSources()
 	b.ReportAllocs()
 	for b.Loop() {
-		Build("what to do if you smell gas after an earthquake", sources, nil, 0, 2)
+		Build("what to do if you smell gas after an earthquake", sources, nil, 0, 2, nil)
 	}
 }
 
@@ -458,10 +459,63 @@ func TestBuildSkipsHeadingLines(t *testing.T) {
 		Text: "When a flood warning is issued\n\nMove to higher ground immediately. Do not wait for " +
 			"instructions to move if you see water rising. Never walk through flood water.",
 	}
-	sheet, _, _ := Build("what to do when a flood warning is issued", []Source{src}, nil, 0, 2)
+	sheet, _, _ := Build("what to do when a flood warning is issued", []Source{src}, nil, 0, 2, nil)
 	require.Len(t, sheet[0].Facts, 2)
 	for _, f := range sheet[0].Facts {
 		require.NotEqual(t, "When a flood warning is issued", f.Text)
 	}
 	require.Equal(t, "Move to higher ground immediately.", sheet[0].Facts[0].Text)
+}
+
+// Once a marker names a sentence it names it for the whole conversation: a cited sentence keeps
+// its marker in later sheets, a new sentence of the document gets the next number, and a
+// sentence is cited once per sheet even when two passages of its document hold it.
+func TestBuildKeepsSentenceMarkers(t *testing.T) {
+	t.Parallel()
+	text := "Smell gas? Leave the building now. Do not use light switches near a gas leak. Call the gas company from outside."
+	sheet, _, _ := Build("gas leak building", []Source{{DocID: docA, Text: text}}, nil, 0, 2, nil)
+	known := map[SentenceKey]string{}
+	for _, f := range sheet[0].Facts {
+		known[KeyOf(docA, f.Text)] = f.Marker
+	}
+	require.Len(t, known, 2)
+
+	// A later turn cites one known sentence and one new one, from two passages of the document.
+	later, _, _ := Build("gas company switches", []Source{{DocID: docA, Text: text}, {DocID: docA, Text: "Do not use light\nswitches near a gas leak. The gas company checks the lines."}},
+		map[uuid.UUID]string{docA: "A"}, 1, 2, known)
+	seen := map[string]string{}
+	for _, e := range later {
+		for _, f := range e.Facts {
+			key := KeyOf(docA, f.Text)
+			if m, ok := known[key]; ok {
+				require.Equal(t, m, f.Marker, "a cited sentence keeps its marker")
+			} else {
+				require.NotContains(t, []string{"A1", "A2"}, f.Marker, "a new sentence gets a new number")
+			}
+			require.NotContains(t, seen, key.Text, "a sentence once per sheet")
+			seen[key.Text] = f.Marker
+		}
+	}
+	require.Contains(t, seen, "Do not use light switches near a gas leak.", "the same words wrapped are the same sentence")
+	if m, ok := known[KeyOf(docA, "Do not use light switches near a gas leak.")]; ok {
+		require.Equal(t, m, seen["Do not use light switches near a gas leak."])
+	}
+	require.Equal(t, "A", splitLetter(seen))
+}
+
+func splitLetter(markers map[string]string) string {
+	letters := map[string]bool{}
+	for _, m := range markers {
+		l, n := splitMarker(m)
+		if n > 0 {
+			letters[l] = true
+		}
+	}
+	if len(letters) != 1 {
+		return ""
+	}
+	for l := range letters {
+		return l
+	}
+	return ""
 }

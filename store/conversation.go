@@ -56,7 +56,11 @@ func (s *Store) conversationState(ctx context.Context, id uuid.UUID, lock bool) 
 	if err != nil {
 		return nil, err
 	}
-	return &ragd.ConversationState{Conversation: c, Sources: srcs}, nil
+	markers, err := s.sentenceMarkers(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return &ragd.ConversationState{Conversation: c, Sources: srcs, Markers: markers}, nil
 }
 
 func (s *Store) conversationSources(ctx context.Context, id uuid.UUID) ([]ragd.ConversationSource, error) {
@@ -163,6 +167,10 @@ func (s *Store) turn(ctx context.Context, ref ragd.ConversationRef, fn func(*rag
 			       facts = excluded.facts, reason = excluded.reason`,
 			conv.ID, src.DocID, src.Marker, src.CarryScore, src.Pinned, src.Carried, src.InactiveTurns,
 			src.FirstTurn, src.LastTurn, src.LastUsedAt, nonNilIDs(src.CitedChunkIDs), facts, src.Reason)
+	}
+	for _, m := range w.Markers {
+		b.Queue(`INSERT INTO conversation_markers (conversation_id, marker, doc_id, sentence, first_turn)
+			VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`, conv.ID, m.Marker, m.DocID, m.Sentence, conv.Turn)
 	}
 	for _, c := range w.Citations {
 		var ps, pe any
@@ -401,4 +409,17 @@ func (s *Store) StopAnswer(ctx context.Context, msg uuid.UUID, sent *string) (*r
 		return nil, fmt.Errorf("store: stopping %s: %w", msg, err)
 	}
 	return &m, nil
+}
+
+func (s *Store) sentenceMarkers(ctx context.Context, id uuid.UUID) ([]ragd.SentenceMarker, error) {
+	rows, err := s.db.Query(ctx, `SELECT marker, doc_id, sentence, first_turn FROM conversation_markers
+		WHERE conversation_id = $1 ORDER BY first_turn, marker`, id)
+	if err != nil {
+		return nil, fmt.Errorf("store: reading markers of %s: %w", id, err)
+	}
+	ms, err := pgx.CollectRows(rows, pgx.RowToStructByPos[ragd.SentenceMarker])
+	if err != nil {
+		return nil, fmt.Errorf("store: reading markers of %s: %w", id, err)
+	}
+	return ms, nil
 }

@@ -13,9 +13,11 @@
 # second run takes seconds. It never starts a database server (ragd runs its
 # own clusters: `ragd db start`, or any ragd command).
 #
-# Usage: scripts/setup.sh [--check]
+# Usage: scripts/setup.sh [--check] [--browser]
 #
-#   --check   only report what is missing; exit 1 if anything is.
+#   --check     only report what is missing; exit 1 if anything is.
+#   --browser   also Chromium (Debian's chromium), for the test that drives
+#               the chat page in a real browser; scripts/test.sh asks for it.
 #
 # Environment:
 #   RAGD_SETUP_FORCE   comma-separated components to reinstall even when
@@ -53,9 +55,11 @@ usage() {
 }
 
 CHECK=0
+BROWSER=0
 for arg in "$@"; do
 	case $arg in
 	--check) CHECK=1 ;;
+	--browser) BROWSER=1 ;;
 	-h | --help)
 		usage
 		exit 0
@@ -192,6 +196,8 @@ pgvector_version() {
 	sed -n "s/^default_version *= *'\(.*\)'.*/\1/p" "$share/extension/vector.control"
 }
 
+have_chromium() { command -v chromium >/dev/null 2>&1; }
+
 ort_present() {
 	local link
 	link=$(readlink "$ORT_LINK" 2>/dev/null) || return 1
@@ -226,6 +232,12 @@ if ((CHECK)); then
 		report onnxruntime "MISSING ($ORT_TARGET)"
 		missing=1
 	fi
+	if ((BROWSER)); then
+		if have_chromium; then report chromium "ok ($(command -v chromium))"; else
+			report chromium MISSING
+			missing=1
+		fi
+	fi
 	if ((missing)); then
 		log "Some components are missing; run scripts/setup.sh to install them."
 		exit 1
@@ -258,7 +270,7 @@ stop_new_clusters() {
 all_present() {
 	local b
 	b=$(pg_bindir) && pgvector_version "$(pg_config_for "$b")" >/dev/null &&
-		have_cc && ort_present
+		have_cc && ort_present && { ((!BROWSER)) || have_chromium; }
 }
 
 # Fail before downloading anything if we will need root and cannot get it.
@@ -415,6 +427,21 @@ else
 	install_ort
 	note "installed $ORT_TARGET and $ORT_LINK"
 	INSTALLED+=("onnxruntime $ORT_VERSION")
+fi
+
+# Chromium, only with --browser: the page test drives the chat page in it and
+# fails without it, as a database test fails without PostgreSQL.
+if ((BROWSER)); then
+	log "[browser] Chromium"
+	if have_chromium; then
+		note "found $(command -v chromium)"
+		PRESENT+=(chromium)
+	else
+		apt_install chromium
+		have_chromium || die "chromium was installed but is not on PATH"
+		note "installed $(command -v chromium)"
+		INSTALLED+=(chromium)
+	fi
 fi
 
 join() {

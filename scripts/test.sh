@@ -8,7 +8,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-scripts/setup.sh
+scripts/setup.sh --browser
+# The page test saves its screenshots here.
+export RAGD_TEST_ARTIFACTS=${RAGD_TEST_ARTIFACTS:-$PWD/test-artifacts}
 
 echo "==> building ragd"
 mkdir -p bin

@@ -41,16 +41,21 @@ func fakeLLM(t *testing.T) *httptest.Server {
 		answer := fmt.Sprintf("Leave the building [%s]. Call the gas company [ZZ99].", m[1])
 		w.Header().Set("Content-Type", "text/event-stream")
 		for i := 0; i < len(answer); i += 4 {
-			chunk := map[string]any{"id": "c1", "object": "chat.completion.chunk", "model": "fake",
-				"choices": []map[string]any{{"index": 0, "delta": map[string]string{"content": answer[i:min(i+4, len(answer))]}}}}
-			b, _ := json.Marshal(chunk)
-			fmt.Fprintf(w, "data: %s\n\n", b)
-			w.(http.Flusher).Flush()
+			sendDelta(w, answer[i:min(i+4, len(answer))])
 		}
 		fmt.Fprint(w, "data: [DONE]\n\n")
 	}))
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// sendDelta writes one chunk of an OpenAI-compatible streamed chat completion.
+func sendDelta(w http.ResponseWriter, content string) {
+	chunk := map[string]any{"id": "c1", "object": "chat.completion.chunk", "model": "fake",
+		"choices": []map[string]any{{"index": 0, "delta": map[string]string{"content": content}}}}
+	b, _ := json.Marshal(chunk)
+	fmt.Fprintf(w, "data: %s\n\n", b)
+	w.(http.Flusher).Flush()
 }
 
 func TestAnswerWithLLM(t *testing.T) {

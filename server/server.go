@@ -25,6 +25,7 @@ import (
 	"github.com/ragd/ragd"
 	"github.com/ragd/ragd/ask"
 	"github.com/ragd/ragd/ingest"
+	"github.com/ragd/ragd/web"
 )
 
 // Pipeline runs turns.
@@ -143,6 +144,10 @@ func New(cfg Config, deps Deps) *Server {
 	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(deps.Registry, promhttp.HandlerOpts{})))
 	e.GET("/openapi.json", s.openapi)
 
+	// The chat and audit page (package web), outside the API.
+	e.GET("/", echo.WrapHandler(web.Handler()))
+	e.GET("/ui/*", echo.WrapHandler(http.StripPrefix("/ui", web.Handler())))
+
 	v1 := e.Group("/v1")
 	v1.POST("/ask", s.ask)
 	v1.GET("/conversations", s.listConversations)
@@ -166,10 +171,14 @@ func New(cfg Config, deps Deps) *Server {
 // Handler is the server's http.Handler.
 func (s *Server) Handler() http.Handler { return s.echo }
 
-// Routes lists "METHOD /path" for every route, for the OpenAPI agreement test.
+// Routes lists "METHOD /path" for every route of the API (not the page's files), for the
+// OpenAPI agreement test.
 func (s *Server) Routes() []string {
 	var out []string
 	for _, r := range s.echo.Routes() {
+		if r.Path == "/" || strings.HasPrefix(r.Path, "/ui/") {
+			continue
+		}
 		out = append(out, r.Method+" "+r.Path)
 	}
 	return out

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -90,11 +89,7 @@ func stallingLLM(t *testing.T) *httptest.Server {
 		m := marker.FindStringSubmatch(req.Messages[len(req.Messages)-1].Content)
 		w.Header().Set("Content-Type", "text/event-stream")
 		for _, part := range strings.SplitAfter(stalledSentence+"["+m[1]+"]. ", " ") {
-			chunk := map[string]any{"id": "c1", "object": "chat.completion.chunk", "model": "fake",
-				"choices": []map[string]any{{"index": 0, "delta": map[string]string{"content": part}}}}
-			b, _ := json.Marshal(chunk)
-			fmt.Fprintf(w, "data: %s\n\n", b)
-			w.(http.Flusher).Flush()
+			sendDelta(w, part)
 		}
 		<-r.Context().Done()
 	}))

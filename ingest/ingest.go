@@ -33,7 +33,9 @@ type Config struct {
 	// MaxBytes is the largest file or download accepted.
 	MaxBytes int64
 	// Graph records each chunk's entities for the knowledge graph.
-	Graph  bool
+	Graph bool
+	// Fetch says which addresses URL sources may be fetched from.
+	Fetch  FetchConfig
 	Logger *slog.Logger
 }
 
@@ -385,7 +387,7 @@ func (in *Ingester) embed(ctx context.Context, vs []ragd.NewVersion, st *Stats) 
 	return nil
 }
 
-// Walk is the package's Walk with this ingester's size limit and a default HTTP client.
+// Walk is the package's Walk with this ingester's size limit and fetch policy.
 func (in *Ingester) Walk(ctx context.Context, paths []string) iter.Seq2[Source, error] {
-	return Walk(ctx, paths, nil, in.cfg.MaxBytes)
+	return Walk(ctx, paths, in.cfg.Fetch.Client(), in.cfg.MaxBytes)
 }

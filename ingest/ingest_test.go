@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,7 +36,9 @@ type testBundle struct {
 func setup(t *testing.T, emb ingest.Embedder) *testBundle {
 	t.Helper()
 	st := store.New(dbtest.TestTx(t))
-	in, err := ingest.New(ingest.Config{Chunk: chunk.Options{MaxTokens: 128}, BatchDocs: 2}, st, emb)
+	// The test's web pages are served on loopback, which ingest refuses unless allowed.
+	in, err := ingest.New(ingest.Config{Chunk: chunk.Options{MaxTokens: 128}, BatchDocs: 2, MaxBytes: 1 << 20,
+		Fetch: ingest.FetchConfig{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}}, st, emb)
 	require.NoError(t, err)
 	return &testBundle{ctx: context.Background(), store: st, in: in}
 }
@@ -44,7 +47,7 @@ func setup(t *testing.T, emb ingest.Embedder) *testBundle {
 func (b *testBundle) run(t *testing.T, paths ...string) (ingest.Stats, map[string]ingest.Result) {
 	t.Helper()
 	results := map[string]ingest.Result{}
-	st, err := b.in.Ingest(b.ctx, ingest.Walk(b.ctx, paths, nil, 1<<20), func(r ingest.Result) {
+	st, err := b.in.Ingest(b.ctx, b.in.Walk(b.ctx, paths), func(r ingest.Result) {
 		results[r.Name] = r
 	})
 	require.NoError(t, err)

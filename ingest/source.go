@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/ragd/ragd"
 	"github.com/ragd/ragd/extract"
@@ -213,39 +212,6 @@ func recordSource(corpus, where string, r corpusRecord) (Source, error) {
 		}
 	}
 	return src, nil
-}
-
-// Fetch downloads a web page or file. Its source key is the canonical form of the address the
-// server finally answered from, so following a redirect does not make a second document.
-func Fetch(ctx context.Context, client *http.Client, raw string, maxBytes int64) (Source, error) {
-	if _, err := CanonicalURL(raw); err != nil {
-		return Source{Name: raw}, err
-	}
-	if client == nil {
-		client = &http.Client{Timeout: 30 * time.Second}
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, raw, nil)
-	if err != nil {
-		return Source{Name: raw}, ragd.Invalidf("url", "%v", err)
-	}
-	req.Header.Set("User-Agent", "ragd (+https://github.com/ragd/ragd)")
-	resp, err := client.Do(req)
-	if err != nil {
-		return Source{Name: raw}, fmt.Errorf("fetching %s: %w: %w", raw, ragd.ErrUnavailable, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return Source{Name: raw}, ragd.Invalidf("url", "fetching %s: %s", raw, resp.Status)
-	}
-	data, err := readLimited(resp.Body, maxBytes)
-	if err != nil {
-		return Source{Name: raw}, fmt.Errorf("fetching %s: %w", raw, err)
-	}
-	final, err := CanonicalURL(resp.Request.URL.String())
-	if err != nil {
-		return Source{Name: raw}, err
-	}
-	return Source{Key: final, Name: final, ContentType: resp.Header.Get("Content-Type"), Data: data, URL: final}, nil
 }
 
 // Count estimates how many sources Walk will yield for paths, for a progress bar: files a walk

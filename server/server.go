@@ -52,7 +52,8 @@ type Config struct {
 	MaxBodyBytes   int64 // JSON request bodies
 	MaxUploadBytes int64 // document uploads
 	MaxReplyBytes  int   // recorded assistant replies
-	// Fetcher downloads documents posted by URL; nil uses a client with a 30 s timeout.
+	// Fetcher downloads documents posted by URL; nil fetches from public internet addresses only
+	// (ingest.FetchConfig{}.Client()).
 	Fetcher *http.Client
 	// CORSOrigins are the browser origins (scheme://host[:port], or "*") allowed to call the API
 	// from another site's page; empty allows none, which is the default.
@@ -84,6 +85,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.MaxReplyBytes == 0 {
 		c.MaxReplyBytes = 64 << 10
+	}
+	if c.Fetcher == nil {
+		c.Fetcher = ingest.FetchConfig{}.Client()
 	}
 	return c
 }

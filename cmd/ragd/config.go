@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"path/filepath"
 	"runtime"
 	"time"
@@ -62,6 +63,8 @@ type Config struct {
 	KGWeight      float64 `help:"Weight of the knowledge graph's list in fusion when --kg is on; 0 turns the list off." default:"0.5" name:"kg-weight"`
 	AnaphoraBoost float64 `help:"Context search weight multiplier for questions that lean on the conversation (pronouns, very short); 0 turns the context search off for them." default:"2"`
 
+	IngestAllow []string `help:"A network (CIDR, e.g. 10.20.0.0/16) URL ingest may fetch from although it is not public; repeat for more. By default only public internet addresses are fetched." name:"ingest-allow"`
+
 	Listen string `help:"HTTP listen address." default:"127.0.0.1:8080"`
 	// CORSOrigins is off by default: only pages served by ragd itself call the API.
 	CORSOrigins []string `help:"A browser origin (https://chat.example.com) whose pages may call the API (CORS); repeat for more, * for any. None by default." name:"cors-origin"`
@@ -100,6 +103,9 @@ func (c *Config) Validate() error {
 	}
 	if err := c.serverConfig().Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("--cors-origin: %w", err))
+	}
+	if _, err := c.fetchConfig(); err != nil {
+		errs = append(errs, err)
 	}
 	if c.LLMURL != "" {
 		if c.LLMTimeout <= 0 {
@@ -173,7 +179,20 @@ func (c *Config) askConfig() ask.Config {
 }
 
 func (c *Config) ingestConfig(logger *slog.Logger) ingest.Config {
-	return ingest.Config{Chunk: c.chunkOptions(), Graph: c.KG, Logger: logger}
+	fc, _ := c.fetchConfig() // Validate reported any error
+	return ingest.Config{Chunk: c.chunkOptions(), Graph: c.KG, Fetch: fc, Logger: logger}
+}
+
+func (c *Config) fetchConfig() (ingest.FetchConfig, error) {
+	var fc ingest.FetchConfig
+	for _, s := range c.IngestAllow {
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			return fc, fmt.Errorf("--ingest-allow %q: want a network such as 10.20.0.0/16: %w", s, err)
+		}
+		fc.Allow = append(fc.Allow, p.Masked())
+	}
+	return fc, nil
 }
 
 func (c *Config) modelConfig(dir string, batch int, logger *slog.Logger) encoder.Config {
@@ -186,7 +205,8 @@ func (c *Config) modelConfig(dir string, batch int, logger *slog.Logger) encoder
 }
 
 func (c *Config) serverConfig() server.Config {
-	return server.Config{CORSOrigins: c.CORSOrigins}
+	fc, _ := c.fetchConfig() // Validate reported any error
+	return server.Config{CORSOrigins: c.CORSOrigins, Fetcher: fc.Client()}
 }
 
 func (c *Config) llmConfig() llm.Config {

@@ -1,6 +1,7 @@
 package chunk_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -26,7 +27,7 @@ func extractFile(t *testing.T, f extract.Format, name string) *extract.Doc {
 
 func extractBytes(t *testing.T, f extract.Format, data []byte) *extract.Doc {
 	t.Helper()
-	doc, err := extract.Extract(f, data, "")
+	doc, err := extract.Extract(context.Background(), f, data, "")
 	require.NoError(t, err)
 	return doc
 }
@@ -382,7 +383,7 @@ func BenchmarkSplit(b *testing.B) {
 		{"prose", prose.String()},
 		{"unbroken", strings.Repeat("0123456789abcdef", 1<<16)},
 	} {
-		doc, err := extract.Extract(extract.Text, []byte(bb.text), "")
+		doc, err := extract.Extract(context.Background(), extract.Text, []byte(bb.text), "")
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -5,6 +5,7 @@ package extract
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"mime"
 	"net/url"
@@ -80,7 +81,31 @@ var (
 	ErrInvalidUTF8 error = invalidError("invalid UTF-8")
 	// ErrCorrupt: the file is damaged or is not in the format it was read as.
 	ErrCorrupt error = invalidError("corrupt file")
+	// ErrNUL: a text format holds a NUL byte, which no text store keeps; the message gives its
+	// offset.
+	ErrNUL error = invalidError("contains a NUL byte")
+	// ErrTooComplex: the file nests deeper, or holds more elements, pages or text, than Limits
+	// allow. Such files are refused before the work that would grow with them.
+	ErrTooComplex error = invalidError("too complex")
 )
+
+// Limits bound the work and memory of extracting one file, whatever its bytes. Real documents
+// stay far below them; a crafted one (a megabyte of nested blockquotes, which makes a Markdown
+// parser quadratic, or a deep tree that would exhaust the stack) is refused up front.
+type Limits struct {
+	// MaxDepth is the deepest nesting of Markdown containers (blockquotes, list items) or HTML
+	// elements.
+	MaxDepth int
+	// MaxElements is the most HTML elements, or Markdown blocks, of one file.
+	MaxElements int
+	// MaxPages is the most PDF pages read.
+	MaxPages int
+	// MaxTextBytes is the most extracted text.
+	MaxTextBytes int
+}
+
+// DefaultLimits are the limits Extract applies.
+var DefaultLimits = Limits{MaxDepth: 64, MaxElements: 200_000, MaxPages: 5_000, MaxTextBytes: 32 << 20}
 
 // invalidError is a sentinel that is also ragd.ErrInvalid.
 type invalidError string
@@ -127,8 +152,17 @@ func Detect(name, contentType string, data []byte) (Format, error) {
 	return "", fmt.Errorf("%w: name %q, content type %q", ErrUnknownFormat, name, contentType)
 }
 
-// Extract reads data as format f. baseURL, when not empty, resolves relative links.
-func Extract(f Format, data []byte, baseURL string) (*Doc, error) {
+// Extract reads data as format f within DefaultLimits. baseURL, when not empty, resolves
+// relative links. It stops with ctx's error soon after ctx ends, parsing included.
+func Extract(ctx context.Context, f Format, data []byte, baseURL string) (*Doc, error) {
+	return ExtractWithin(ctx, f, data, baseURL, DefaultLimits)
+}
+
+// ExtractWithin is Extract with other limits.
+func ExtractWithin(ctx context.Context, f Format, data []byte, baseURL string, lim Limits) (*Doc, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	var base *url.URL
 	if baseURL != "" {
 		u, err := url.Parse(baseURL)
@@ -143,17 +177,20 @@ func Extract(f Format, data []byte, baseURL string) (*Doc, error) {
 	)
 	switch f {
 	case Text:
-		doc, err = extractText(data)
+		doc, err = extractText(ctx, data, lim)
 	case Markdown:
-		doc, err = extractMarkdown(data, base)
+		doc, err = extractMarkdown(ctx, data, base, lim)
 	case HTML:
-		doc, err = extractHTML(data, base)
+		doc, err = extractHTML(ctx, data, base, lim)
 	case PDF:
-		doc, err = extractPDF(data)
+		doc, err = extractPDF(ctx, data, lim)
 	default:
 		err = ErrUnknownFormat
 	}
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		return nil, fmt.Errorf("extract %s: %w", f, err)
 	}
 	return doc, nil
@@ -161,9 +198,12 @@ func Extract(f Format, data []byte, baseURL string) (*Doc, error) {
 
 var bom = []byte("\uFEFF")
 
-// utf8Text checks that data is UTF-8 and returns it without a byte order mark and with every
-// line ending as "\n".
+// utf8Text checks that data is UTF-8 without NUL bytes and returns it without a byte order mark
+// and with every line ending as "\n".
 func utf8Text(data []byte) (string, error) {
+	if i := bytes.IndexByte(data, 0); i >= 0 {
+		return "", fmt.Errorf("%w at byte %d", ErrNUL, i)
+	}
 	for i := 0; i < len(data); {
 		r, n := utf8.DecodeRune(data[i:])
 		if r == utf8.RuneError && n == 1 {
@@ -175,17 +215,32 @@ func utf8Text(data []byte) (string, error) {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n"), nil
 }
 
-// builder assembles a Doc block by block, so that offsets and separators stay consistent.
+// builder assembles a Doc block by block, so that offsets and separators stay consistent, and
+// stops at the limits: over them, the first error is kept and later blocks are dropped.
 type builder struct {
 	doc  Doc
 	text strings.Builder
+	lim  Limits
+	err  error
 }
 
 // add appends a block, trimmed of surrounding space and of trailing space on each line. Blocks
-// that are empty after trimming are dropped.
+// that are empty after trimming are dropped. NUL bytes (which a PDF's text layer can hold) are
+// removed: no text store keeps them.
 func (b *builder) add(kind BlockKind, level, page int, text string) {
-	text = strings.TrimSpace(trimLines(text))
+	if b.err != nil {
+		return
+	}
+	text = strings.TrimSpace(trimLines(strings.ReplaceAll(text, "\x00", "")))
 	if text == "" {
+		return
+	}
+	switch {
+	case b.lim.MaxElements > 0 && len(b.doc.Blocks) >= b.lim.MaxElements:
+		b.err = fmt.Errorf("%w: more than %d blocks", ErrTooComplex, b.lim.MaxElements)
+		return
+	case b.lim.MaxTextBytes > 0 && b.text.Len()+len(text) > b.lim.MaxTextBytes:
+		b.err = fmt.Errorf("%w: more than %d bytes of text", ErrTooComplex, b.lim.MaxTextBytes)
 		return
 	}
 	if b.text.Len() > 0 {
@@ -196,8 +251,11 @@ func (b *builder) add(kind BlockKind, level, page int, text string) {
 	b.doc.Blocks = append(b.doc.Blocks, Block{Kind: kind, Level: level, Start: start, End: b.text.Len(), Page: page})
 }
 
-// finish returns the Doc, or ErrEmpty when no block has text.
+// finish returns the Doc, or the error that stopped it, or ErrEmpty when no block has text.
 func (b *builder) finish() (*Doc, error) {
+	if b.err != nil {
+		return nil, b.err
+	}
 	if len(b.doc.Blocks) == 0 {
 		return nil, ErrEmpty
 	}
@@ -265,8 +323,14 @@ func newLinks(base *url.URL) *links {
 	return l
 }
 
+// maxLinks bounds the links kept of one document: they feed the knowledge graph, which needs few.
+const maxLinks = 1000
+
 // add resolves href against the base URL and keeps it when it points at a web page or a file.
 func (l *links) add(href string) {
+	if len(l.list) >= maxLinks {
+		return
+	}
 	u, err := url.Parse(strings.TrimSpace(href))
 	if err != nil {
 		return

@@ -1,6 +1,7 @@
 package extract_test
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -199,7 +200,7 @@ func TestExtract(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 
-			doc, err := extract.Extract(tt.format, tt.data, tt.base)
+			doc, err := extract.Extract(context.Background(), tt.format, tt.data, tt.base)
 			require.NoError(t, err)
 			requireConsistent(t, doc)
 			require.Equal(t, tt.format, doc.Format)
@@ -263,7 +264,7 @@ func TestExtractErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 
-			doc, err := extract.Extract(tt.format, tt.data, tt.base)
+			doc, err := extract.Extract(context.Background(), tt.format, tt.data, tt.base)
 			require.Nil(t, doc)
 			require.ErrorIs(t, err, tt.want)
 			require.ErrorIs(t, err, ragd.ErrInvalid)
@@ -282,7 +283,7 @@ func TestExtractPDFDamage(t *testing.T) {
 		for i := 0; i+len(junk) <= len(valid); i += 7 {
 			data := append([]byte(nil), valid...)
 			copy(data[i:], junk)
-			doc, err := extract.Extract(extract.PDF, data, "")
+			doc, err := extract.Extract(context.Background(), extract.PDF, data, "")
 			if err != nil {
 				require.ErrorIs(t, err, ragd.ErrInvalid, "junk %q at %d", junk, i)
 				continue
@@ -359,7 +360,7 @@ func TestTextTitleLine(t *testing.T) {
 		{"Notes:\n\nKeep freezers closed.", ""},         // a lead-in, not a title
 		{strings.Repeat("x", 101) + "\n\nKeep freezers closed.", ""},
 	} {
-		doc, err := extract.Extract(extract.Text, []byte(tc.in), "")
+		doc, err := extract.Extract(context.Background(), extract.Text, []byte(tc.in), "")
 		require.NoError(t, err, tc.in)
 		require.Equal(t, tc.title, doc.Title, tc.in)
 		if tc.title != "" {

@@ -2,21 +2,25 @@ package extract
 
 import (
 	"cmp"
+	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
-	readability "github.com/go-shiori/go-readability"
+	readability "codeberg.org/readeck/go-readability/v2"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 	"golang.org/x/net/html/charset"
 )
 
 // extractHTML finds the main content with go-readability, a port of Firefox's reader view, and
-// walks it so that headings, paragraphs, lists, code and tables stay apart.
-func extractHTML(data []byte, base *url.URL) (*Doc, error) {
+// walks it so that headings, paragraphs, lists, code and tables stay apart. The parsed tree is
+// measured before anything walks it: the walks recurse, and readability's cost grows with the
+// element count.
+func extractHTML(ctx context.Context, data []byte, base *url.URL, lim Limits) (*Doc, error) {
 	s, err := htmlText(data)
 	if err != nil {
 		return nil, err
@@ -25,31 +29,79 @@ func extractHTML(data []byte, base *url.URL) (*Doc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
-	art, err := readability.FromDocument(root, base)
-	w := newHTMLWalker(base)
+	if err := measure(ctx, root, lim); err != nil {
+		return nil, err
+	}
+	parser := readability.NewParser()
+	parser.MaxElemsToParse = lim.MaxElements
+	art, err := parser.ParseDocument(root, base)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	w := newHTMLWalker(base, lim)
 	if err == nil && art.Node != nil {
 		w.read(art.Node)
 	}
-	if len(w.b.doc.Blocks) == 0 {
+	if len(w.b.doc.Blocks) == 0 && w.b.err == nil {
 		// No article: take the whole body, less the page furniture.
-		w = newHTMLWalker(base)
+		w = newHTMLWalker(base, lim)
 		if body := find(root, atom.Body); body != nil {
 			w.read(body)
 		}
 	}
 	doc := &w.b.doc
-	doc.Title = cmp.Or(art.Title, firstText(root, atom.Title), firstText(root, atom.H1))
-	doc.Published = cmp.Or(art.PublishedTime, art.ModifiedTime, timeDatetime(root))
+	doc.Title = cmp.Or(art.Title(), firstText(root, atom.Title), firstText(root, atom.H1))
+	doc.Published = cmp.Or(articleTime(art.PublishedTime()), articleTime(art.ModifiedTime()), timeDatetime(root))
 	doc.Links = w.links.list
 	return w.b.finish()
+}
+
+// articleTime is readability's date, or nil when the page gave none.
+func articleTime(t time.Time, err error) *time.Time {
+	if err != nil || t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+// measure refuses a tree deeper or larger than lim, walking it without recursion, and stops when
+// ctx ends.
+func measure(ctx context.Context, root *html.Node, lim Limits) error {
+	type item struct {
+		n     *html.Node
+		depth int
+	}
+	stack := []item{{root, 0}}
+	elements := 0
+	for len(stack) > 0 {
+		it := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if it.n.Type == html.ElementNode {
+			if elements++; elements%4096 == 0 && ctx.Err() != nil {
+				return ctx.Err()
+			}
+		}
+		switch {
+		case lim.MaxDepth > 0 && it.depth > 4*lim.MaxDepth:
+			// Pages nest deeper than prose does: wrappers of wrappers. Four times the Markdown
+			// bound still keeps the recursive walks shallow.
+			return fmt.Errorf("%w: elements nest more than %d deep", ErrTooComplex, 4*lim.MaxDepth)
+		case lim.MaxElements > 0 && elements > lim.MaxElements:
+			return fmt.Errorf("%w: more than %d elements", ErrTooComplex, lim.MaxElements)
+		}
+		for c := it.n.FirstChild; c != nil; c = c.NextSibling {
+			stack = append(stack, item{c, it.depth + 1})
+		}
+	}
+	return nil
 }
 
 // htmlText decodes data as UTF-8, or else as the charset the page declares. Browsers read
 // undeclared non-UTF-8 pages as windows-1252, and so does this.
 func htmlText(data []byte) (string, error) {
 	s, err := utf8Text(data)
-	if err == nil {
-		return s, nil
+	if err == nil || errors.Is(err, ErrNUL) {
+		return s, err
 	}
 	enc, name, _ := charset.DetermineEncoding(data, "")
 	if name == "utf-8" {
@@ -96,8 +148,8 @@ type htmlWalker struct {
 	inline strings.Builder // text outside any block element so far, such as text right in a <div>
 }
 
-func newHTMLWalker(base *url.URL) *htmlWalker {
-	return &htmlWalker{b: builder{doc: Doc{Format: HTML}}, links: newLinks(base)}
+func newHTMLWalker(base *url.URL, lim Limits) *htmlWalker {
+	return &htmlWalker{b: builder{doc: Doc{Format: HTML}, lim: lim}, links: newLinks(base)}
 }
 
 // read turns the content under n into blocks and links.

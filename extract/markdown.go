@@ -2,6 +2,8 @@ package extract
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"net/url"
 	"strings"
 
@@ -17,16 +19,34 @@ var md = goldmark.New(goldmark.WithExtensions(extension.Table))
 
 // extractMarkdown keeps each block's Markdown source as its text: it reads well and keeps the
 // text close to the file. Only heading marks are dropped, since the block kind carries them.
-func extractMarkdown(data []byte, base *url.URL) (*Doc, error) {
+func extractMarkdown(ctx context.Context, data []byte, base *url.URL, lim Limits) (doc *Doc, err error) {
 	s, err := utf8Text(data)
 	if err != nil {
 		return nil, err
 	}
 	meta, body := frontMatter(s)
 	src := []byte(body)
-	root := md.Parser().Parse(text.NewReader(src))
+	// goldmark's block parser revisits every open container on every line: nesting n deep over n
+	// lines costs n squared (a megabyte of ">" ran for minutes). Bounding the depth first keeps
+	// the parse linear in the file.
+	if d, line := markdownDepth(src); lim.MaxDepth > 0 && d > lim.MaxDepth {
+		return nil, fmt.Errorf("%w: line %d nests %d containers deep, over the limit of %d", ErrTooComplex, line, d, lim.MaxDepth)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			stop, ok := p.(canceled)
+			if !ok {
+				panic(p)
+			}
+			doc, err = nil, stop.err
+		}
+	}()
+	root := md.Parser().Parse(&ctxReader{Reader: text.NewReader(src), ctx: ctx})
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 
-	b := builder{doc: Doc{Format: Markdown, Title: meta["title"], Published: parseDate(meta["date"])}}
+	b := builder{doc: Doc{Format: Markdown, Title: meta["title"], Published: parseDate(meta["date"])}, lim: lim}
 	for n := root.FirstChild(); n != nil; n = n.NextSibling() {
 		switch n := n.(type) {
 		case *ast.Heading:
@@ -64,7 +84,75 @@ func extractMarkdown(data []byte, base *url.URL) (*Doc, error) {
 		return ast.WalkContinue, nil
 	})
 	b.doc.Links = l.list
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	return b.finish()
+}
+
+// canceled carries ctx's error out of goldmark's parser, which takes no context.
+type canceled struct{ err error }
+
+// ctxReader is the parser's line reader, checking ctx every few hundred lines so that a
+// cancelled request stops the parse instead of running it to its end.
+type ctxReader struct {
+	text.Reader
+	ctx   context.Context
+	lines int
+}
+
+func (r *ctxReader) AdvanceLine() {
+	if r.lines++; r.lines%256 == 0 {
+		if err := r.ctx.Err(); err != nil {
+			panic(canceled{err})
+		}
+	}
+	r.Reader.AdvanceLine()
+}
+
+// markdownDepth returns the deepest container nesting any line of src opens or continues, and
+// that line (from 1): blockquote marks and list markers at the start of the line, and
+// indentation, which continues list items (two columns a level, a lower bound of what a parser
+// keeps open).
+func markdownDepth(src []byte) (depth, line int) {
+	n := 0
+	for l := range bytes.Lines(src) {
+		n++
+		d, indent := 0, 0
+		for i := 0; i < len(l); {
+			switch c := l[i]; {
+			case c == ' ':
+				indent++
+				i++
+			case c == '\t':
+				indent += 4
+				i++
+			case c == '>':
+				d++
+				i++
+			case (c == '-' || c == '+' || c == '*') && i+1 < len(l) && (l[i+1] == ' ' || l[i+1] == '\t'):
+				d++
+				i += 2
+			case c >= '0' && c <= '9':
+				j := i
+				for j < len(l) && j-i < 9 && l[j] >= '0' && l[j] <= '9' {
+					j++
+				}
+				if j+1 < len(l) && (l[j] == '.' || l[j] == ')') && (l[j+1] == ' ' || l[j+1] == '\t') {
+					d++
+					i = j + 2
+					continue
+				}
+				i = len(l)
+			default:
+				i = len(l)
+			}
+		}
+		if d += indent / 2; d > depth {
+			depth, line = d, n
+		}
+	}
+	return depth, line
 }
 
 // lines returns the source from a leaf block's first line to its last. For headings and fenced

@@ -3,6 +3,7 @@ package extract
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"fmt"
 	"math"
 	"strconv"
@@ -13,7 +14,7 @@ import (
 )
 
 // extractPDF reads the text layer page by page, one paragraph block at a time.
-func extractPDF(data []byte) (doc *Doc, err error) {
+func extractPDF(ctx context.Context, data []byte, lim Limits) (doc *Doc, err error) {
 	// ledongthuc/pdf panics on some malformed files rather than returning an error.
 	defer func() {
 		if p := recover(); p != nil {
@@ -24,11 +25,20 @@ func extractPDF(data []byte) (doc *Doc, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
-	b := builder{doc: Doc{Format: PDF}}
+	b := builder{doc: Doc{Format: PDF}, lim: lim}
 	var firstLine string
 	// Walking until a page is missing, rather than to the stated count, keeps a corrupt count
 	// from spinning.
 	for i := 1; ; i++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if lim.MaxPages > 0 && i > lim.MaxPages {
+			return nil, fmt.Errorf("%w: more than %d pages", ErrTooComplex, lim.MaxPages)
+		}
+		if b.err != nil {
+			return nil, b.err
+		}
 		page := r.Page(i)
 		if page.V.IsNull() {
 			break

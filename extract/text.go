@@ -1,6 +1,9 @@
 package extract
 
-import "strings"
+import (
+	"context"
+	"strings"
+)
 
 // maxTitleLen bounds a first line that is taken for a plain text's title.
 const maxTitleLen = 100
@@ -8,14 +11,17 @@ const maxTitleLen = 100
 // extractText reads plain text: one paragraph block per run of non-blank lines. A first line that
 // stands alone, is short and does not end like a sentence is the title, as in a text file that
 // opens with "Power Outages" and a blank line.
-func extractText(data []byte) (*Doc, error) {
+func extractText(ctx context.Context, data []byte, lim Limits) (*Doc, error) {
 	s, err := utf8Text(data)
 	if err != nil {
 		return nil, err
 	}
-	b := builder{doc: Doc{Format: Text}}
+	b := builder{doc: Doc{Format: Text}, lim: lim}
 	paras := paragraphs(s)
 	for i, para := range paras {
+		if i%1024 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		if i == 0 && len(paras) > 1 && isTitleLine(para) {
 			b.doc.Title = strings.TrimSpace(para)
 			b.add(Heading, 1, 0, para)

@@ -174,7 +174,7 @@ func (in *Ingester) Ingest(ctx context.Context, sources iter.Seq2[Source, error]
 			continue
 		}
 		t := time.Now()
-		p, err := in.prepare(src)
+		p, err := in.prepare(ctx, src)
 		st.Extract += time.Since(t)
 		if err != nil {
 			report(Result{Name: src.Name, Err: err})
@@ -211,14 +211,14 @@ func (in *Ingester) IngestOne(ctx context.Context, src Source) (Result, error) {
 // prepare extracts one source and hashes its content. Nothing here touches the store, and
 // chunking waits until the document turns out to be new or changed: re-ingesting an unchanged
 // corpus should cost reading it, no more.
-func (in *Ingester) prepare(src Source) (prepared, error) {
+func (in *Ingester) prepare(ctx context.Context, src Source) (prepared, error) {
 	doc := src.Doc
 	if doc == nil {
 		f, err := extract.Detect(src.Name, src.ContentType, src.Data)
 		if err != nil {
 			return prepared{}, err
 		}
-		if doc, err = extract.Extract(f, src.Data, src.URL); err != nil {
+		if doc, err = extract.Extract(ctx, f, src.Data, src.URL); err != nil {
 			return prepared{}, err
 		}
 	}

@@ -197,7 +197,7 @@ func readCorpus(path string, yield func(Source, error) bool) bool {
 }
 
 func recordSource(corpus, where string, r corpusRecord) (Source, error) {
-	doc, err := extract.Extract(extract.Text, []byte(r.Text), "")
+	doc, err := extract.Extract(context.Background(), extract.Text, []byte(r.Text), "")
 	if err != nil {
 		return Source{Name: where}, err
 	}

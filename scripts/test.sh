@@ -32,3 +32,14 @@ echo "==> go vet"
 go vet ./...
 echo "==> go test"
 go test -count=1 "$@" ./...
+# Every fuzz target also runs as a fuzzer for a bounded time (RAGD_FUZZTIME, default 5s each;
+# 0 skips): parsers and request decoders meet inputs nobody wrote by hand on every run.
+fuzztime=${RAGD_FUZZTIME:-5s}
+if [ "$fuzztime" != "0" ]; then
+	echo "==> go fuzz ($fuzztime each)"
+	for pkg in ./extract ./server; do
+		for target in $(go test -list '^Fuzz' "$pkg" | grep '^Fuzz'); do
+			go test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" "$pkg"
+		done
+	done
+fi

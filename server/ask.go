@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -94,9 +95,11 @@ func (s *Server) answerJSON(c echo.Context, turn *ask.Turn) askResponse {
 	}
 	if err != nil {
 		// The turn is recorded; its fact sheet still answers. Say so rather than fail the turn.
+		// The upstream's error text stays in the log: it may echo a URL or a credential.
 		s.deps.Logger.ErrorContext(ctx, "answer generation failed; returning the fact sheet", slog.String("error", err.Error()))
 		answer = turn.Answer
-		turn.Skipped["answer"] = "the LLM failed: " + err.Error()
+		status, _ := statusOf(err)
+		turn.Skipped["answer"] = fmt.Sprintf("the LLM failed (%d %s): the fact sheet answers instead", status, http.StatusText(status))
 	}
 	resp := responseOf(turn, answer, phantoms)
 	if err := c.JSON(http.StatusOK, resp); err != nil {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -20,24 +21,30 @@ import (
 // postDocument ingests one document: a multipart upload (field "file"), or JSON with its text or
 // a URL to fetch. It runs the same ingest code as `ragd ingest` and catches the BM25 index up
 // before answering, so the next /v1/ask can find the document.
+//
+// An upload larger than Config.AsyncBytes is not worked on inside the request: it is queued as a
+// job and answered 202 with the job, whose Location the client polls.
 func (s *Server) postDocument(c echo.Context) error {
 	src, err := s.documentSource(c)
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	res, err := s.deps.Ingester.IngestOne(ctx, src)
+	if s.cfg.AsyncBytes >= 0 && int64(len(src.Data)) > s.cfg.AsyncBytes {
+		j, err := s.jobs.add(src)
+		if err != nil {
+			return err
+		}
+		c.Response().Header().Set(echo.HeaderLocation, "/v1/jobs/"+j.ID.String())
+		state, _ := s.jobs.get(j.ID)
+		return c.JSON(http.StatusAccepted, state)
+	}
+	ctx, cancel := context.WithTimeout(c.Request().Context(), s.cfg.IngestTimeout)
+	defer cancel()
+	res, err := s.ingest(ctx, src)
 	if err != nil {
 		return err
 	}
-	if _, err := s.deps.Index.CatchUp(ctx, s.deps.Store); err != nil {
-		return fmt.Errorf("document stored, index not yet caught up (it will on its next poll): %w", err)
-	}
-	status := http.StatusCreated
-	if res.Status == ragd.Unchanged {
-		status = http.StatusOK
-	}
-	return c.JSON(status, ingestResultJSON{DocID: res.DocID, Version: res.Version, Status: string(res.Status), Chunks: res.Chunks})
+	return c.JSON(resultStatus(res), res)
 }
 
 var formatExt = map[string]string{"markdown": ".md", "text": ".txt", "html": ".html", "pdf": ".pdf"}
@@ -55,6 +62,16 @@ func (s *Server) documentSource(c echo.Context) (ingest.Source, error) {
 				return ingest.Source{}, err
 			}
 			return ingest.Source{}, ragd.Invalidf("file", "multipart upload needs a file field: %v", err)
+		}
+		for name, vs := range r.MultipartForm.Value {
+			for _, v := range vs {
+				if err := checkText(name, v); err != nil {
+					return ingest.Source{}, err
+				}
+			}
+		}
+		if err := checkText("file", fh.Filename); err != nil {
+			return ingest.Source{}, ragd.Invalidf("file", "its file name is not valid UTF-8 or holds a NUL character")
 		}
 		f, err := fh.Open()
 		if err != nil {

@@ -5,10 +5,8 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"mime"
 	"net/http"
@@ -52,6 +50,14 @@ type Config struct {
 	MaxBodyBytes   int64 // JSON request bodies
 	MaxUploadBytes int64 // document uploads
 	MaxReplyBytes  int   // recorded assistant replies
+	// AsyncBytes is the largest upload ingested inside its request; a larger one becomes a job
+	// (202). Negative ingests every upload inside its request.
+	AsyncBytes int64
+	// IngestWorkers run upload jobs; IngestQueue is how many may wait (more is a 503).
+	IngestWorkers int
+	IngestQueue   int
+	// IngestTimeout bounds the ingest of one upload, in its request or as a job.
+	IngestTimeout time.Duration
 	// Fetcher downloads documents posted by URL; nil fetches from public internet addresses only
 	// (ingest.FetchConfig{}.Client()).
 	Fetcher *http.Client
@@ -89,6 +95,18 @@ func (c Config) WithDefaults() Config {
 	if c.Fetcher == nil {
 		c.Fetcher = ingest.FetchConfig{}.Client()
 	}
+	if c.AsyncBytes == 0 {
+		c.AsyncBytes = 1 << 20
+	}
+	if c.IngestWorkers == 0 {
+		c.IngestWorkers = 1
+	}
+	if c.IngestQueue == 0 {
+		c.IngestQueue = 4
+	}
+	if c.IngestTimeout == 0 {
+		c.IngestTimeout = 10 * time.Minute
+	}
 	return c
 }
 
@@ -112,6 +130,8 @@ type Server struct {
 	echo    *echo.Echo
 	metrics *metrics
 	streams streams
+	jobs    *jobs
+	stop    context.CancelFunc // ends the ingest workers
 }
 
 // New builds the routes.
@@ -125,7 +145,12 @@ func New(cfg Config, deps Deps) *Server {
 	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
-	s := &Server{cfg: cfg, deps: deps, echo: e, metrics: newMetrics(deps.Registry)}
+	s := &Server{cfg: cfg, deps: deps, echo: e, metrics: newMetrics(deps.Registry), jobs: newJobs(cfg.IngestQueue)}
+	var workCtx context.Context
+	workCtx, s.stop = context.WithCancel(context.Background())
+	for range cfg.IngestWorkers {
+		go s.work(workCtx)
+	}
 	monitorGauges(deps.Registry, deps.Monitors)
 	e.HTTPErrorHandler = s.problem
 	e.Use(s.observe)
@@ -169,8 +194,12 @@ func New(cfg Config, deps Deps) *Server {
 	v1.POST("/documents", s.postDocument)
 	v1.GET("/documents/:id", s.getDocument)
 	v1.DELETE("/documents/:id", s.deleteDocument)
+	v1.GET("/jobs/:id", s.getJob)
 	return s
 }
+
+// Close stops the ingest workers; a job in flight is cancelled.
+func (s *Server) Close() { s.stop() }
 
 // Handler is the server's http.Handler.
 func (s *Server) Handler() http.Handler { return s.echo }
@@ -202,7 +231,12 @@ func (s *Server) readyz(c echo.Context) error {
 	ready := true
 	for name, ping := range map[string]func(context.Context) error{"database": s.deps.Store.Ping, "index": s.deps.Index.Ping} {
 		if err := ping(ctx); err != nil {
-			checks[name] = err.Error()
+			// The cause goes to the log; the probe says only what is wrong.
+			checks[name] = "unavailable"
+			if strings.Contains(err.Error(), "disk full") {
+				checks[name] = "disk full"
+			}
+			s.deps.Logger.WarnContext(ctx, "not ready", slog.String("check", name), slog.String("error", err.Error()))
 			ready = false
 		} else {
 			checks[name] = "ok"
@@ -211,6 +245,7 @@ func (s *Server) readyz(c echo.Context) error {
 	status := http.StatusOK
 	if !ready {
 		status = http.StatusServiceUnavailable
+		c.Response().Header().Set("Retry-After", retryAfter)
 	}
 	return c.JSON(status, map[string]any{"ready": ready, "checks": checks})
 }
@@ -223,8 +258,17 @@ type Problem struct {
 	Detail string `json:"detail,omitempty"`
 }
 
+// statusClientClosed is the status counted for a request whose client hung up before its answer
+// (nginx's 499): not a server error, and nobody reads it.
+const statusClientClosed = 499
+
+// retryAfter is the Retry-After of a 503, in seconds: long enough for a database restart or a
+// failover to make progress, short enough for a chat user to wait.
+const retryAfter = "2"
+
 // statusOf maps an error to its HTTP status and the detail a client may see. Errors the client
-// caused say what was wrong; others are described only by their status, so internals do not leak.
+// caused say what was wrong; others are described only by their status, so internals (and any
+// upstream's error text, which may echo a credential) do not leak.
 func statusOf(err error) (int, string) {
 	var he *echo.HTTPError
 	var mbe *http.MaxBytesError
@@ -243,7 +287,7 @@ func statusOf(err error) (int, string) {
 	case errors.Is(err, ragd.ErrConflict):
 		return http.StatusConflict, err.Error()
 	case errors.Is(err, ragd.ErrUnavailable):
-		return http.StatusServiceUnavailable, err.Error()
+		return http.StatusServiceUnavailable, "a service ragd depends on is unavailable; retry later"
 	case errors.Is(err, context.DeadlineExceeded):
 		return http.StatusGatewayTimeout, ""
 	}
@@ -251,18 +295,36 @@ func statusOf(err error) (int, string) {
 }
 
 func problemOf(status int, detail string) Problem {
-	return Problem{Type: "about:blank", Title: http.StatusText(status), Status: status, Detail: detail}
+	title := http.StatusText(status)
+	if status == statusClientClosed {
+		title = "Client Closed Request"
+	}
+	return Problem{Type: "about:blank", Title: title, Status: status, Detail: detail}
 }
 
-// problem writes err as a problem document, logging server-side failures with their cause.
+// clientGone reports whether err is only the request's context ending because its client hung up.
+func clientGone(c echo.Context, err error) bool {
+	return errors.Is(err, context.Canceled) && errors.Is(c.Request().Context().Err(), context.Canceled)
+}
+
+// problem writes err as a problem document, logging server-side failures with their cause. A
+// client that hung up is logged at debug level and counted as 499, not as a server error.
 func (s *Server) problem(err error, c echo.Context) {
 	if c.Response().Committed {
 		return
 	}
 	status, detail := statusOf(err)
-	if status >= 500 {
-		s.deps.Logger.ErrorContext(c.Request().Context(), "request failed", slog.String("method", c.Request().Method),
-			slog.String("path", c.Path()), slog.Int("status", status), slog.String("error", err.Error()))
+	ctx := c.Request().Context()
+	attrs := []any{slog.String("method", c.Request().Method), slog.String("path", c.Path()), slog.String("error", err.Error())}
+	switch {
+	case clientGone(c, err):
+		status, detail = statusClientClosed, "the client closed the request"
+		s.deps.Logger.DebugContext(ctx, "client closed the request", attrs...)
+	case status == http.StatusServiceUnavailable:
+		c.Response().Header().Set("Retry-After", retryAfter)
+		s.deps.Logger.WarnContext(ctx, "request failed: unavailable", append(attrs, slog.Int("status", status))...)
+	case status >= 500:
+		s.deps.Logger.ErrorContext(ctx, "request failed", append(attrs, slog.Int("status", status))...)
 	}
 	c.Response().Header().Set(echo.HeaderContentType, "application/problem+json")
 	if err := c.JSON(status, problemOf(status, detail)); err != nil {
@@ -280,28 +342,6 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 		s.metrics.request(c.Request().Method, c.Path(), c.Response().Status, time.Since(start))
 		return nil
 	}
-}
-
-// decodeJSON reads one JSON object of at most limit bytes into v, refusing unknown fields (a
-// misspelt field is a client bug better reported than ignored) and trailing data.
-func decodeJSON(c echo.Context, v any, limit int64) error {
-	r := c.Request()
-	if mt, _, err := mime.ParseMediaType(r.Header.Get(echo.HeaderContentType)); err != nil || mt != echo.MIMEApplicationJSON {
-		return echo.NewHTTPError(http.StatusUnsupportedMediaType, "send the body as application/json")
-	}
-	dec := json.NewDecoder(http.MaxBytesReader(c.Response(), r.Body, limit))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return err
-		}
-		return ragd.Invalidf("body", "invalid JSON: %v", err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return ragd.Invalidf("body", "invalid JSON: more than one value")
-	}
-	return nil
 }
 
 // pathID parses the :id path parameter as a UUID.

@@ -74,6 +74,7 @@ type options struct {
 	build    func(bundle.Input) bundle.Bundle
 	corpus   bool          // ingest testdata/corpus
 	cfg      server.Config // limits
+	reranker ask.Reranker  // a cross-encoder of the test's own, instead of the models'
 	logger   *slog.Logger
 }
 
@@ -98,6 +99,9 @@ func setup(t *testing.T, o options) *testBundle {
 		e, s := loadModels(t)
 		d.Embedder, d.Reranker, emb = e, s, e
 	}
+	if o.reranker != nil {
+		d.Reranker = o.reranker
+	}
 	in, err := ingest.New(ingest.Config{}, st, emb)
 	require.NoError(t, err)
 	if o.corpus {
@@ -114,6 +118,7 @@ func setup(t *testing.T, o options) *testBundle {
 	require.NoError(t, err)
 	srv := server.New(o.cfg, server.Deps{Pipeline: p, Store: st, Index: ix, Ingester: in, Monitors: o.monitors, Logger: o.logger})
 	b.srv = httptest.NewServer(srv.Handler())
+	t.Cleanup(srv.Close)
 	t.Cleanup(b.srv.Close)
 
 	spec, err := server.Spec()

@@ -85,6 +85,7 @@ type Store struct {
 	pool     *pgxpool.Pool // nil when the store wraps a transaction
 	efSearch int
 	logger   *slog.Logger
+	health   *health
 }
 
 // The command line hands *Store to ask, server, ingest and index as a ragd.Store; this fails the
@@ -111,6 +112,10 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err := prepare(ctx, pcfg.ConnConfig.Copy(), cfg); err != nil {
 		return nil, err
 	}
+	if pcfg.ConnConfig.ConnectTimeout == 0 { // the URL's connect_timeout, when it has one
+		// A server that does not answer makes a request wait at most this long before its 503.
+		pcfg.ConnConfig.ConnectTimeout = 3 * time.Second
+	}
 	pcfg.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
 		return pgxvec.RegisterTypes(ctx, conn)
 	}
@@ -118,7 +123,8 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: %w: %w", ragd.ErrUnavailable, err)
 	}
-	return &Store{db: pool, pool: pool, efSearch: cfg.EfSearch, logger: cfg.Logger}, nil
+	h := &health{}
+	return &Store{db: classifyDB{pool, h}, pool: pool, efSearch: cfg.EfSearch, logger: cfg.Logger, health: h}, nil
 }
 
 // prepare runs on a single connection before the pool exists, because the pool registers the
@@ -176,7 +182,8 @@ func embeddingDim(ctx context.Context, conn *pgx.Conn, schema string) (int, erro
 
 // New wraps an existing connection or transaction, for tests and for work inside a transaction.
 func New(db DB) *Store {
-	return &Store{db: db, efSearch: 100, logger: slog.Default()}
+	h := &health{}
+	return &Store{db: classifyDB{db, h}, efSearch: 100, logger: slog.Default(), health: h}
 }
 
 // Close releases the pool.
@@ -186,11 +193,15 @@ func (s *Store) Close() {
 	}
 }
 
-// Ping checks that the database answers, for readiness probes.
+// Ping checks that the database answers and that it did not say its disk was full lately, for
+// readiness probes.
 func (s *Store) Ping(ctx context.Context) error {
 	var one int
 	if err := s.db.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil {
 		return fmt.Errorf("store: %w: %w", ragd.ErrUnavailable, err)
+	}
+	if s.health.diskFull() {
+		return &unavailableError{"disk full", errors.New("PostgreSQL refused a write for lack of disk space")}
 	}
 	return nil
 }
@@ -203,12 +214,13 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Store) error) error {
 		return fmt.Errorf("store: begin: %w", err)
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	if err := fn(&Store{db: tx, efSearch: s.efSearch, logger: s.logger}); err != nil {
+	if err := fn(&Store{db: classifyDB{tx, s.health}, efSearch: s.efSearch, logger: s.logger, health: s.health}); err != nil {
 		return err
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("store: commit: %w", err)
+		return fmt.Errorf("store: commit: %w", s.health.classify(err))
 	}
+	s.health.wrote()
 	return nil
 }
 

@@ -15,12 +15,17 @@ import (
 	"github.com/ragd/ragd/intent"
 	"github.com/ragd/ragd/llm"
 	"github.com/ragd/ragd/mode"
+	"github.com/ragd/ragd/redact"
 	"github.com/ragd/ragd/server"
 )
 
 type serveCmd struct {
 	AutoMigrate bool          `help:"Apply pending migrations at start-up." default:"true" negatable:""`
 	IndexPoll   time.Duration `help:"How often the BM25 index checks for changes it was not notified of." default:"30s"`
+	// Uploads over this size are ingested as jobs (202 and /v1/jobs/{id}) instead of inside
+	// their request.
+	UploadAsyncBytes int64         `help:"Largest upload ingested inside its request; larger ones become jobs to poll (-1: never)." default:"1048576" name:"upload-async-bytes"`
+	IngestTimeout    time.Duration `help:"Longest the ingest of one upload may take, in its request or as a job." default:"10m"`
 }
 
 func (c serveCmd) Run(ctx context.Context, a *app) error {
@@ -35,6 +40,12 @@ func (c serveCmd) Run(ctx context.Context, a *app) error {
 	}
 	defer ln.Close() // Serve closes it too; this covers the failures before Serve
 
+	if c.UploadAsyncBytes == 0 || c.UploadAsyncBytes < -1 {
+		return fmt.Errorf("--upload-async-bytes must be positive, or -1 to ingest every upload inside its request")
+	}
+	if c.IngestTimeout <= 0 {
+		return fmt.Errorf("--ingest-timeout must be positive")
+	}
 	if err := a.openModels(true); err != nil {
 		return err
 	}
@@ -67,8 +78,11 @@ func (c serveCmd) Run(ctx context.Context, a *app) error {
 	if err != nil {
 		return err
 	}
-	srv := server.New(a.cfg.serverConfig(), server.Deps{Pipeline: pipeline, Store: a.store, Index: a.index, Ingester: in,
+	scfg := a.cfg.serverConfig()
+	scfg.AsyncBytes, scfg.IngestTimeout = c.UploadAsyncBytes, c.IngestTimeout
+	srv := server.New(scfg, server.Deps{Pipeline: pipeline, Store: a.store, Index: a.index, Ingester: in,
 		Monitors: pipeline.Monitors, Logger: a.logger})
+	defer srv.Close()
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	a.logger.Info("ragd serving", slog.String("addr", ln.Addr().String()), slog.String("version", version()))
 	errc := make(chan error, 1)
@@ -103,7 +117,7 @@ func (a *app) pipeline() (*ask.Pipeline, error) {
 			return nil, err
 		}
 		d.Answerer = client
-		a.logger.Info("answers are generated", slog.String("llm", a.cfg.LLMURL), slog.String("model", a.cfg.LLMModel))
+		a.logger.Info("answers are generated", slog.String("llm", redact.URL(a.cfg.LLMURL)), slog.String("model", a.cfg.LLMModel))
 	} else {
 		a.logger.Info("no LLM configured (--llm-url): answers are the fact sheet")
 	}

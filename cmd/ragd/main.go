@@ -12,6 +12,8 @@ import (
 	"syscall"
 
 	"github.com/alecthomas/kong"
+
+	"github.com/ragd/ragd/redact"
 )
 
 // CLI is the command line: the shared Config plus one struct per subcommand.
@@ -37,7 +39,7 @@ func main() {
 		kong.DefaultEnvars("RAGD"),
 		kong.UsageOnError(),
 	)
-	logger := newLogger(cli.LogLevel, cli.LogFormat)
+	logger := newLogger(cli.LogLevel, cli.LogFormat, redact.Secrets(cli.LLMAPIKey, cli.LLMURL, cli.DatabaseURL)...)
 	slog.SetDefault(logger)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -52,14 +54,17 @@ func main() {
 	}
 }
 
-func newLogger(level, format string) *slog.Logger {
+// newLogger writes to stderr through a redacting handler: no log line carries a URL's password,
+// an Authorization value or one of secrets, whatever an upstream's error echoed.
+func newLogger(level, format string, secrets ...string) *slog.Logger {
 	var l slog.Level
 	_ = l.UnmarshalText([]byte(level)) // kong's enum already checked it
 	opts := &slog.HandlerOptions{Level: l}
+	var h slog.Handler = slog.NewTextHandler(os.Stderr, opts)
 	if format == "json" {
-		return slog.New(slog.NewJSONHandler(os.Stderr, opts))
+		h = slog.NewJSONHandler(os.Stderr, opts)
 	}
-	return slog.New(slog.NewTextHandler(os.Stderr, opts))
+	return slog.New(redact.NewHandler(h, secrets...))
 }
 
 type versionCmd struct{}

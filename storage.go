@@ -108,8 +108,9 @@ type Store interface {
 	// as far as it was sent (sent nil keeps the recorded answer: the fact sheet, when no LLM
 	// streams). A message is stopped once; stopping it again returns it unchanged.
 	StopAnswer(ctx context.Context, msg uuid.UUID, sent *string) (*Message, error)
-	// IdempotentTurn returns the turn an Idempotency-Key made (Turn records the key with
-	// TurnWrite.Idempotency, and a key used twice is ErrConflict there), or ErrNotFound.
+	// IdempotentTurn returns the turn an Idempotency-Key made in the last 24 hours, or
+	// ErrNotFound. Turn records the key with TurnWrite.Idempotency; a live key used again is
+	// ErrConflict there, an expired one is free again.
 	IdempotentTurn(ctx context.Context, key string) (*IdempotentTurn, error)
 	// SaveIdempotentResponse keeps the complete response of the turn a key made, for retries.
 	SaveIdempotentResponse(ctx context.Context, key string, response []byte) error

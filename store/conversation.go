@@ -148,6 +148,11 @@ func (s *Store) turn(ctx context.Context, ref ragd.ConversationRef, fn func(*rag
 	b.Queue(`INSERT INTO messages (id, conversation_id, turn, role, answer, meta, created_at) VALUES ($1, $2, $3, 'assistant', $4, $5, $6)`,
 		res.AssistantMessageID, conv.ID, conv.Turn, w.Answer, meta, ts)
 	if k := w.Idempotency; k != nil {
+		// An expired key may be used again; and each new key prunes a few expired ones, so the
+		// table holds about a day of keys without a job of its own.
+		b.Queue(`DELETE FROM idempotency_keys WHERE key IN (
+			SELECT key FROM idempotency_keys WHERE created_at < $1 ORDER BY created_at LIMIT $2)`, ts.Add(-IdempotencyTTL), idempotencyPrune)
+		b.Queue(`DELETE FROM idempotency_keys WHERE key = $1 AND created_at < $2`, k.Key, ts.Add(-IdempotencyTTL))
 		b.Queue(`INSERT INTO idempotency_keys (key, request_hash, conversation_id, message_id, created_at) VALUES ($1, $2, $3, $4, $5)`,
 			k.Key, k.RequestHash, conv.ID, res.AssistantMessageID, ts)
 	}

@@ -4,17 +4,26 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/ragd/ragd"
 )
 
-// IdempotentTurn returns the turn an Idempotency-Key made, or ErrNotFound.
+// IdempotencyTTL is how long an Idempotency-Key is remembered: a retry within it gets the first
+// turn back; after it the key is free again.
+const IdempotencyTTL = 24 * time.Hour
+
+// idempotencyPrune is how many expired keys each new key removes: more than one, so the table
+// shrinks whenever keys keep coming.
+const idempotencyPrune = 10
+
+// IdempotentTurn returns the turn an Idempotency-Key made within IdempotencyTTL, or ErrNotFound.
 func (s *Store) IdempotentTurn(ctx context.Context, key string) (*ragd.IdempotentTurn, error) {
 	var t ragd.IdempotentTurn
 	err := s.db.QueryRow(ctx, `SELECT request_hash, conversation_id, message_id, response, created_at
-		FROM idempotency_keys WHERE key = $1`, key).Scan(&t.RequestHash, &t.ConversationID, &t.MessageID, &t.Response, &t.CreatedAt)
+		FROM idempotency_keys WHERE key = $1 AND created_at >= $2`, key, now().Add(-IdempotencyTTL)).Scan(&t.RequestHash, &t.ConversationID, &t.MessageID, &t.Response, &t.CreatedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("idempotency key %q: %w", key, ragd.ErrNotFound)
 	}

@@ -359,22 +359,9 @@ func fill(s *Section, cands []Item, contiguous bool) (dropped []Item) {
 
 // truncate cuts it to at most max tokens.
 func truncate(it Item, max int) Item {
-	it.Text = truncateText(it.Text, max)
+	it.Text = token.Fit(it.Text, max)
 	it.Tokens = token.Count(it.Text)
 	return it
-}
-
-// truncateText returns the longest prefix of s, cut on a token boundary and without trailing
-// space, that counts at most max tokens. Decoding a prefix of tokens and encoding it again can
-// merge differently at the cut, so the count is checked and the cut moved back until it holds.
-func truncateText(s string, max int) string {
-	for n := max; n > 0; n-- {
-		text := strings.TrimRight(token.Truncate(s, n), " \n")
-		if token.Count(text) <= max {
-			return text
-		}
-	}
-	return ""
 }
 
 // describe names an item in a Cut note: "turn 7", "passage A1", or its kind.

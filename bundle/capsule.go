@@ -39,7 +39,7 @@ func Capsule(segment []Turn, maxTokens int) string {
 		head = ""
 	}
 	if token.Count(head) >= maxTokens {
-		return truncateText(head, maxTokens)
+		return token.Fit(head, maxTokens)
 	}
 
 	type scored struct {

@@ -3,6 +3,7 @@
 package token
 
 import (
+	"strings"
 	"sync"
 
 	tiktoken "github.com/pkoukk/tiktoken-go"
@@ -50,4 +51,17 @@ func Truncate(s string, max int) string {
 		return s
 	}
 	return e.Decode(ids[:max])
+}
+
+// Fit returns the longest prefix of s, cut on a token boundary and without trailing space, that
+// counts at most max tokens. Decoding a prefix of tokens and encoding it again can merge
+// differently at the cut, so the count is checked and the cut moved back until it holds.
+func Fit(s string, max int) string {
+	for n := max; n > 0; n-- {
+		text := strings.TrimRight(Truncate(s, n), " \n")
+		if Count(text) <= max {
+			return text
+		}
+	}
+	return ""
 }

@@ -1,14 +1,17 @@
 package ask
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"strings"
 
 	"github.com/google/uuid"
 
 	"github.com/ragd/ragd"
 	"github.com/ragd/ragd/bundle"
+	"github.com/ragd/ragd/compact"
 	"github.com/ragd/ragd/invariant"
 	"github.com/ragd/ragd/mode"
 )
@@ -96,69 +99,171 @@ func readConversation(msgs []ragd.Message) conversation {
 }
 
 // spansOf reads the invariant spans kept in a user message's meta; nil when none were kept.
+// A message with no invariant kept them as null: that is an empty list, not "never looked".
 func spansOf(m ragd.Message) []invariant.Span {
 	raw, ok := m.Meta["invariants"]
 	if !ok {
 		return nil
 	}
+	if spans, ok := raw.([]invariant.Span); ok && spans != nil {
+		return spans
+	}
 	b, err := json.Marshal(raw)
 	if err != nil {
 		return nil
 	}
-	spans := []invariant.Span{}
+	var spans []invariant.Span
 	if json.Unmarshal(b, &spans) != nil {
 		return nil
+	}
+	if spans == nil {
+		return []invariant.Span{}
 	}
 	return spans
 }
 
-// bundleInput assembles everything but the evidence and the budgets: invariants of every user
-// message (this one's spans given), the configured rules, the current goal and its progress, the
-// conversation so far, decisions, and capsules of finished goals. Goals start at turn 1 and at
-// every new topic (a user message marked goal_start); the current one starts at goal.
-func (p *Pipeline) bundleInput(cv conversation, number int, message string, spans []invariant.Span, goal int) bundle.Input {
-	in := bundle.Input{Rules: p.cfg.Rules}
+// History is a conversation as the context stage reads it: its messages, oldest first, and the
+// capsules of its finished goals.
+type History struct {
+	Messages []ragd.Message
+	Capsules []compact.Capsule
+}
+
+// TurnContext is what the context stage knows of the turn it builds for.
+type TurnContext struct {
+	// Number is the turn's number; Message the user's message, or "" for the bundle of the
+	// conversation as it stands; Spans its invariant spans; GoalStart whether it starts a goal.
+	Number    int
+	Message   string
+	Spans     []invariant.Span
+	GoalStart bool
+	// Rules are the operator's configured rules.
+	Rules []string
+	// Strategy decides what of the history the bundle sees (package compact).
+	Strategy compact.Strategy
+}
+
+// ContextInput assembles a turn's bundle input, all but the evidence and the budgets: the sticky
+// invariants of every user message (compacted or not: compaction never drops an invariant), the
+// configured rules, the current goal (its first user message, what it achieved so far, this
+// message), what the compaction strategy keeps of the conversation (messages verbatim, capsules
+// of finished goals), and the decisions stated in the conversation. It is a pure function:
+// /v1/ask and the compaction replay (ragd eval compaction) both build their bundles with it.
+func ContextInput(h History, t TurnContext) bundle.Input {
+	in := bundle.Input{Rules: t.Rules}
+	msgs := Messages(h.Messages)
 	var users []invariant.Message
-	var turns []bundle.Turn
-	var finished [][]bundle.Turn
-	for _, m := range cv.messages {
-		text := m.Content
-		if m.Role == "assistant" && m.ReplyRecordedAt == nil {
-			text = m.Answer // the reply the UI showed is not recorded: ragd's own answer stands in
-		}
-		t := bundle.Turn{Turn: m.Turn, Role: m.Role, Text: text}
-		turns = append(turns, t)
+	for _, m := range h.Messages {
 		if m.Role == "user" {
 			users = append(users, invariant.Message{ID: m.ID.String(), Turn: m.Turn, Text: m.Content, Spans: spansOf(m)})
 		}
-		switch {
-		case m.Turn < goal:
-			if start, _ := m.Meta["goal_start"].(bool); m.Role == "user" && (start || len(finished) == 0) {
-				finished = append(finished, nil)
-			}
-			finished[len(finished)-1] = append(finished[len(finished)-1], t)
-		case m.Role == "user" && in.Goal == "":
-			in.Goal = m.Content
-		case m.Role == "user":
-			in.Done = append(in.Done, fmt.Sprintf("turn %d: %s", m.Turn, m.Content))
-		}
 	}
-	turns = append(turns, bundle.Turn{Turn: number, Role: "user", Text: message})
-	users = append(users, invariant.Message{ID: "current", Turn: number, Text: message, Spans: spans})
-	if in.Goal == "" {
-		in.Goal = message
-	} else {
-		in.Pending = []string{message}
+	if t.Message != "" {
+		msgs = append(msgs, compact.Message{Turn: t.Number, Role: "user", Text: t.Message, GoalStart: t.GoalStart})
+		users = append(users, invariant.Message{ID: "current", Turn: t.Number, Text: t.Message, Spans: t.Spans})
 	}
-	in.Recent = turns
 	in.Invariants = invariant.Sticky(users)
-	in.Decisions = bundle.Decisions(turns)
-	for _, seg := range finished {
-		if c := bundle.Capsule(seg, p.cfg.CapsuleTokens); c != "" {
-			in.Capsules = append(in.Capsules, c)
+
+	var all []bundle.Turn
+	for _, m := range msgs {
+		all = append(all, bundle.Turn{Turn: m.Turn, Role: m.Role, Text: m.Text})
+	}
+	in.Decisions = bundle.Decisions(all)
+
+	if goals := compact.Goals(msgs); len(goals) > 0 {
+		cur := goals[len(goals)-1].Messages
+		in.Goal = cur[0].Text
+		in.Done = compact.Outcomes(cur)
+		if last := cur[len(cur)-1]; t.Message != "" && len(cur) > 1 {
+			in.Pending = []string{last.Text}
 		}
+	}
+	w := t.Strategy.Window(msgs, h.Capsules)
+	for _, m := range w.Recent {
+		in.Recent = append(in.Recent, bundle.Turn{Turn: m.Turn, Role: m.Role, Text: m.Text})
+	}
+	for _, c := range w.Capsules {
+		in.Capsules = append(in.Capsules, c.Text)
 	}
 	return in
+}
+
+// Messages is a conversation as compaction reads it: the assistant's side is the reply the chat
+// UI recorded, or ragd's own answer while none is.
+func Messages(msgs []ragd.Message) []compact.Message {
+	out := make([]compact.Message, 0, len(msgs))
+	for _, m := range msgs {
+		text := m.Content
+		if m.Role == "assistant" && m.ReplyRecordedAt == nil {
+			text = m.Answer
+		}
+		start, _ := m.Meta["goal_start"].(bool)
+		out = append(out, compact.Message{Turn: m.Turn, Role: m.Role, Text: text, GoalStart: start && m.Role == "user"})
+	}
+	return out
+}
+
+// GoalBoundary decides whether message starts a new goal of the conversation msgs, from the
+// turn's intent (classified says a classifier made it) and what the current goal has said.
+func GoalBoundary(d compact.Detector, msgs []ragd.Message, message string, in Intent, classified bool) compact.Boundary {
+	var goal []compact.Message
+	if goals := compact.Goals(Messages(msgs)); len(goals) > 0 {
+		goal = goals[len(goals)-1].Messages
+	}
+	p := -1.0
+	if classified {
+		p = 0
+		if in.Label == NewTopic {
+			p = in.Confidence
+		}
+	}
+	return d.Detect(compact.Signals{Text: message, Goal: goal, NewTopic: p})
+}
+
+// NewCapsules makes the capsules the finished goals of msgs lack in have: made holds summaries
+// already written (by an LLM, keyed by the goal's first turn); the others are extractive.
+// With maxTokens 0 there are no capsules: finished goals stay verbatim.
+func NewCapsules(msgs []compact.Message, have []compact.Capsule, made map[int]string, maxTokens int) []compact.Capsule {
+	if maxTokens < 1 {
+		return nil
+	}
+	var out []compact.Capsule
+	for _, g := range compact.Missing(msgs, have) {
+		c := compact.Capsule{First: g.First, Last: g.Last, Text: made[g.First], Method: compact.LLM}
+		if c.Text == "" {
+			c.Text, c.Method = compact.Extract(g.Messages, maxTokens), compact.Extractive
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// summarize asks the Summarizer for the capsules of the goals a new goal finishes, before the
+// turn's transaction: a model is slow, and the conversation must not stay locked while it
+// writes. It returns the summaries by the goal's first turn; a failure is logged and leaves the
+// goal to the extractive capsule.
+func (p *Pipeline) summarize(ctx context.Context, cv conversation, message string, b compact.Boundary) map[int]string {
+	if p.Summarizer == nil || !b.New || len(cv.messages) == 0 || !p.strategy.Capsules() || p.cfg.Compact.CapsuleTokens < 1 {
+		return nil
+	}
+	msgs := append(Messages(cv.messages), compact.Message{Turn: cv.messages[len(cv.messages)-1].Turn + 1, Role: "user", Text: message, GoalStart: true})
+	made := map[int]string{}
+	for _, g := range compact.Missing(msgs, nil) {
+		text, err := p.Summarizer.Summarize(ctx, g.Messages, p.cfg.Compact.CapsuleTokens)
+		if err != nil {
+			p.Logger.WarnContext(ctx, "capsule summary failed: the capsule is extractive", slog.Int("first_turn", g.First), slog.Any("error", err))
+			continue
+		}
+		made[g.First] = text
+	}
+	return made
+}
+
+// capsules returns the capsules of the goals finished by the time of turn number, whose message
+// starts a goal when start: written by the Summarizer when made has them, else extractive.
+func (p *Pipeline) capsules(cv conversation, number int, message string, start bool, made map[int]string) []compact.Capsule {
+	msgs := append(Messages(cv.messages), compact.Message{Turn: number, Role: "user", Text: message, GoalStart: start})
+	return NewCapsules(msgs, nil, made, p.cfg.Compact.CapsuleTokens)
 }
 
 // evidence is the turn's fact sheet with the passages it cites.

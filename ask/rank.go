@@ -20,6 +20,7 @@ import (
 	"github.com/ragd/ragd"
 	"github.com/ragd/ragd/bundle"
 	"github.com/ragd/ragd/carry"
+	"github.com/ragd/ragd/compact"
 	"github.com/ragd/ragd/dedupe"
 	"github.com/ragd/ragd/fuse"
 	"github.com/ragd/ragd/ingest"
@@ -88,8 +89,9 @@ type Config struct {
 	// Rules are the operator's rules, placed in every bundle's rules section after the sticky
 	// invariants.
 	Rules []string
-	// CapsuleTokens bounds the summary of one finished goal.
-	CapsuleTokens int
+	// Compact chooses what of the conversation a bundle sees (goal-boundary compaction by
+	// default) and bounds capsules.
+	Compact compact.Config
 	// ControlRatio is the share of new conversations given GENERAL budgets whatever their mode
 	// (control); the others (treatment) get their mode's budgets. 0, the default, puts every
 	// conversation in treatment; 0.5 runs the spec's A/B experiment.
@@ -139,7 +141,7 @@ func DefaultConfig() Config {
 		ContextTitles:          2,
 		ContextTerms:           3,
 		Mode:                   mode.DefaultConfig(),
-		CapsuleTokens:          400,
+		Compact:                compact.DefaultConfig(),
 		KGNeighbours:           5,
 		KGChunks:               10,
 		KGWeight:               0.5,
@@ -196,7 +198,7 @@ func (c Config) Validate() error {
 		field string
 		v     int
 	}{{"ContextTitles", c.ContextTitles}, {"ContextTerms", c.ContextTerms}, {"KGNeighbours", c.KGNeighbours},
-		{"KGChunks", c.KGChunks}, {"CapsuleTokens", c.CapsuleTokens}} {
+		{"KGChunks", c.KGChunks}} {
 		if n.v < 0 {
 			bad(n.field, "must not be negative, got %d", n.v)
 		}
@@ -212,6 +214,7 @@ func (c Config) Validate() error {
 	}
 	errs = append(errs, nested("Carry", c.Carry.Validate())...)
 	errs = append(errs, nested("Mode", c.Mode.Validate())...)
+	errs = append(errs, nested("Compact", c.Compact.Validate())...)
 	return errors.Join(errs...)
 }
 
@@ -320,6 +323,11 @@ type Deps struct {
 	Intent   IntentClassifier
 	// Monitors watch the mode distribution across conversations; nil fields are not watched.
 	Monitors Monitors
+	// Boundaries decides where goals start; nil is compact.Shift with its default threshold.
+	Boundaries compact.Detector
+	// Summarizer writes the capsules of finished goals (an LLM); nil, or a failing one, leaves
+	// them to compact.Extract.
+	Summarizer compact.Summarizer
 	// BuildBundle builds context bundles; nil is bundle.Build. The pipeline checks what it
 	// returns for lost invariants and rebuilds with bundle.Build and GENERAL budgets.
 	BuildBundle func(bundle.Input) bundle.Bundle
@@ -328,7 +336,8 @@ type Deps struct {
 
 // Pipeline runs turns.
 type Pipeline struct {
-	cfg Config
+	cfg      Config
+	strategy compact.Strategy
 	Deps
 }
 
@@ -349,7 +358,14 @@ func New(cfg Config, d Deps) (*Pipeline, error) {
 	if d.BuildBundle == nil {
 		d.BuildBundle = bundle.Build
 	}
-	return &Pipeline{cfg: cfg, Deps: d}, nil
+	if d.Boundaries == nil {
+		d.Boundaries = compact.Shift{}
+	}
+	strategy, err := compact.New(cfg.Compact)
+	if err != nil {
+		return nil, fmt.Errorf("ask: %w", err)
+	}
+	return &Pipeline{cfg: cfg, strategy: strategy, Deps: d}, nil
 }
 
 // search is one retrieval of a turn: BM25 or vector, over everything or within given chunks or

@@ -16,6 +16,7 @@ import (
 	"github.com/ragd/ragd"
 	"github.com/ragd/ragd/carry"
 	"github.com/ragd/ragd/citations"
+	"github.com/ragd/ragd/compact"
 	"github.com/ragd/ragd/fuse"
 	"github.com/ragd/ragd/invariant"
 	"github.com/ragd/ragd/kg"
@@ -99,8 +100,10 @@ type Turn struct {
 	Intent             Intent
 	Carry              CarryReport
 	Mode               Mode
-	Context            Context
-	Sources            []Source
+	// Goal says whether the turn started a new goal (which finished the one before).
+	Goal    compact.Boundary
+	Context Context
+	Sources []Source
 	// Ranked is every candidate of the turn in final order, before the cut to Sources; for
 	// evaluation, which scores rankings deeper than the sources a turn returns.
 	Ranked []Candidate
@@ -154,7 +157,9 @@ func (p *Pipeline) Ask(ctx context.Context, req Request) (*Turn, error) {
 	turn.Intent = p.classify(req.Message, history, st.Sources)
 	turn.Mode = p.detectMode(req.ModeHint, req.Message, history, cv.modes)
 	spans := invariant.Detect(req.Message)
+	turn.Goal = GoalBoundary(p.Boundaries, cv.messages, req.Message, turn.Intent, p.Intent != nil)
 	turn.Timings.add("classify", time.Since(t))
+	made := p.summarize(ctx, cv, req.Message, turn.Goal)
 
 	o := rankOptions{rerank: p.Reranker != nil, known: map[int64]float64{}, vectors: map[string][]float32{},
 		chunks: newChunkCache(p.Store)}
@@ -207,11 +212,13 @@ func (p *Pipeline) Ask(ctx context.Context, req Request) (*Turn, error) {
 		// The bundle is built here, from the conversation as locked, so the telemetry recorded
 		// with the turn describes exactly the bundle returned.
 		tc := time.Now()
-		goal := st.Conversation.GoalTurn
-		if w.GoalTurn > 0 {
-			goal = w.GoalTurn
+		number := st.Conversation.Turn + 1
+		start := turn.Goal.New && number > 1
+		if start {
+			w.GoalTurn = number
 		}
-		in := p.bundleInput(cv, st.Conversation.Turn+1, req.Message, spans, max(goal, 1))
+		in := ContextInput(History{Messages: cv.messages, Capsules: p.capsules(cv, number, req.Message, start, made)},
+			TurnContext{Number: number, Message: req.Message, Spans: spans, GoalStart: start, Rules: p.cfg.Rules, Strategy: p.strategy})
 		in.Evidence = evidence(sources)
 		arm := st.Conversation.ABArm
 		if ref.New {
@@ -220,7 +227,8 @@ func (p *Pipeline) Ask(ctx context.Context, req Request) (*Turn, error) {
 		turn.Context = p.buildContext(in, turn.Mode.Mode, arm)
 		telemetry(w, turn)
 		w.Idempotency = req.Idempotency
-		w.UserMeta = map[string]any{"invariants": spans, "goal_start": w.GoalTurn > 0}
+		w.UserMeta = map[string]any{"invariants": spans, "goal_start": start,
+			"goal": map[string]any{"new": turn.Goal.New, "confidence": turn.Goal.Confidence, "reason": turn.Goal.Reason}}
 		contextTime = time.Since(tc)
 		return w, nil
 	})
@@ -736,9 +744,6 @@ func record(r turnRecord, st *ragd.ConversationState) *ragd.TurnWrite {
 	w.NextLetter = next
 	w.Sources = carry.Update(st.Sources, carry.Turn{Number: number, Now: r.now, NewTopic: r.intent.Label == NewTopic,
 		Used: used, BelowTau: r.belowTau, Pin: pins}, r.carry)
-	if r.intent.Label == NewTopic && number > 1 {
-		w.GoalTurn = number
-	}
 	w.Answer = NoSources
 	if len(sheet) > 0 {
 		w.Answer = citations.Render(sheet, dates(r.sources))

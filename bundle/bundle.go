@@ -105,7 +105,7 @@ type Input struct {
 	Evidence []Evidence
 	// Decisions are the decisions stated in the conversation, most recent last (see Decisions).
 	Decisions []string
-	// Capsules summarise earlier goals, oldest first (see Capsule).
+	// Capsules summarise finished goals, oldest first (see package compact).
 	Capsules []string
 }
 

@@ -159,3 +159,22 @@ type Extractor struct{}
 func (Extractor) Summarize(_ context.Context, goal []Message, maxTokens int) (string, error) {
 	return Extract(goal, maxTokens), nil
 }
+
+// Outcomes lists what msgs (a goal so far) achieved: for each message that reports a request
+// achieved or failed, the values it states, as "turn 2: name=Pasta Palace; people=2;
+// ref=PP4521X; status=booked".
+func Outcomes(msgs []Message) []string {
+	var out []string
+	for _, m := range msgs {
+		if !achieved.MatchString(m.Text) && !failed.MatchString(m.Text) {
+			continue
+		}
+		vals := Values(m.Text)
+		parts := make([]string, len(vals))
+		for i, v := range vals {
+			parts[i] = v.Key + "=" + v.Text
+		}
+		out = append(out, fmt.Sprintf("turn %d: %s", m.Turn, strings.Join(parts, "; ")))
+	}
+	return out
+}

@@ -25,6 +25,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ragd/ragd"
 	"github.com/ragd/ragd/token"
 )
 
@@ -103,7 +104,7 @@ const (
 // Names lists the strategies in report order.
 var Names = []string{Full, SlidingWindow, GoalBoundary, TokenBudget}
 
-// Config chooses a strategy and sizes it.
+// Config chooses a strategy and sizes it. Every field means what it says, zero included.
 type Config struct {
 	// Strategy is one of Names.
 	Strategy string
@@ -112,7 +113,8 @@ type Config struct {
 	// BudgetTokens is the token budget of token-budget: the verbatim messages and capsules it
 	// keeps fit in it unless the current goal alone does not (at least 1).
 	BudgetTokens int
-	// CapsuleTokens bounds one capsule.
+	// CapsuleTokens bounds one capsule; 0 makes no capsules, so that finished goals stay
+	// verbatim whatever the strategy.
 	CapsuleTokens int
 }
 
@@ -123,20 +125,20 @@ func DefaultConfig() Config {
 	return Config{Strategy: GoalBoundary, WindowMessages: 6, BudgetTokens: 2000, CapsuleTokens: 400}
 }
 
-// Validate checks the configuration.
+// Validate checks the configuration. Each error is a *ragd.InputError naming the field.
 func (c Config) Validate() error {
 	var errs []error
 	if !slices.Contains(Names, c.Strategy) {
-		errs = append(errs, fmt.Errorf("strategy %q: want one of %s", c.Strategy, strings.Join(Names, ", ")))
+		errs = append(errs, ragd.Invalidf("Strategy", "%q is not one of %s", c.Strategy, strings.Join(Names, ", ")))
 	}
 	if c.WindowMessages < 1 {
-		errs = append(errs, fmt.Errorf("window %d: a sliding window keeps at least 1 message", c.WindowMessages))
+		errs = append(errs, ragd.Invalidf("WindowMessages", "must be at least 1 message, got %d", c.WindowMessages))
 	}
 	if c.BudgetTokens < 1 {
-		errs = append(errs, fmt.Errorf("budget %d: a token budget is at least 1 token", c.BudgetTokens))
+		errs = append(errs, ragd.Invalidf("BudgetTokens", "must be at least 1 token, got %d", c.BudgetTokens))
 	}
-	if c.CapsuleTokens < 1 {
-		errs = append(errs, fmt.Errorf("capsule tokens %d: a capsule is at least 1 token", c.CapsuleTokens))
+	if c.CapsuleTokens < 0 {
+		errs = append(errs, ragd.Invalidf("CapsuleTokens", "must not be negative (0 makes no capsules), got %d", c.CapsuleTokens))
 	}
 	return errors.Join(errs...)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ragd/ragd"
 	"github.com/ragd/ragd/token"
 )
 
@@ -137,6 +138,16 @@ func TestExtract(t *testing.T) {
 	require.Empty(t, Extract(nil, 100))
 }
 
+func TestOutcomes(t *testing.T) {
+	t.Parallel()
+	got := Outcomes(Goals(threeGoals)[0].Messages)
+	require.Len(t, got, 1)
+	require.True(t, strings.HasPrefix(got[0], "turn 2: "), got[0])
+	require.Contains(t, got[0], "ref=PP4521X")
+	require.Contains(t, got[0], "status=booked")
+	require.Empty(t, Outcomes(Goals(threeGoals)[2].Messages))
+}
+
 func TestStrategies(t *testing.T) {
 	t.Parallel()
 	goals := Goals(threeGoals)
@@ -194,12 +205,16 @@ func TestNew(t *testing.T) {
 	}
 	c := DefaultConfig()
 	require.Equal(t, GoalBoundary, c.Strategy)
-	c.Strategy, c.WindowMessages, c.BudgetTokens, c.CapsuleTokens = "rolling", 0, 0, 0
+	c.Strategy, c.WindowMessages, c.BudgetTokens, c.CapsuleTokens = "rolling", 0, 0, -1
 	err := c.Validate()
-	require.ErrorContains(t, err, `strategy "rolling"`)
-	require.ErrorContains(t, err, "window 0")
-	require.ErrorContains(t, err, "budget 0")
-	require.ErrorContains(t, err, "capsule tokens 0")
+	require.ErrorIs(t, err, ragd.ErrInvalid)
+	require.ErrorContains(t, err, `Strategy: "rolling" is not one of`)
+	require.ErrorContains(t, err, "WindowMessages: must be at least 1")
+	require.ErrorContains(t, err, "BudgetTokens: must be at least 1")
+	require.ErrorContains(t, err, "CapsuleTokens: must not be negative")
+	c = DefaultConfig()
+	c.CapsuleTokens = 0
+	require.NoError(t, c.Validate(), "0 makes no capsules")
 }
 
 func TestShift(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"github.com/ragd/ragd/ask"
 	"github.com/ragd/ragd/carry"
 	"github.com/ragd/ragd/chunk"
+	"github.com/ragd/ragd/compact"
 	"github.com/ragd/ragd/encoder"
 	"github.com/ragd/ragd/ingest"
 	"github.com/ragd/ragd/llm"
@@ -58,6 +59,10 @@ type Config struct {
 	Rules         []string `help:"A rule every context bundle carries (after the sticky invariants); repeat for more." name:"rule"`
 	ControlRatio  float64  `help:"Share (0..1) of new conversations given GENERAL budgets whatever their mode (the A/B control arm); 0 puts every conversation in treatment." default:"0"`
 	ModeThreshold float64  `help:"Mode classifier confidence (0..1) under which the mode is GENERAL; 0 never falls back." default:"0.7"`
+	Compact       string   `help:"What of the conversation a context bundle carries: full (every message), sliding-window (the latest --compact-window messages), goal-boundary (the current goal's messages, earlier goals as capsules) or token-budget (every message until --compact-budget tokens, then the oldest goals as capsules)." default:"goal-boundary" enum:"full,sliding-window,goal-boundary,token-budget"`
+	CompactWindow int      `help:"Messages (at least 1) the sliding-window strategy keeps." default:"6"`
+	CompactBudget int      `help:"Tokens (at least 1) of messages and capsules the token-budget strategy keeps before it compacts the oldest goals." default:"2000"`
+	CapsuleTokens int      `help:"Largest capsule (summary of a finished goal), in tokens; 0 makes none, so finished goals stay verbatim." default:"400"`
 
 	KG            bool    `help:"Use the mini knowledge graph: entities recorded at ingest, their neighbours' chunks fused when entities repeat across turns. Serving with it needs a graph (ingest --kg, or reindex --graph)." name:"kg" negatable:""`
 	KGWeight      float64 `help:"Weight of the knowledge graph's list in fusion when --kg is on; 0 turns the list off." default:"0.5" name:"kg-weight"`
@@ -125,6 +130,8 @@ var askFlags = map[string]string{
 	"CarryWeight": "--carry-weight", "ReferWeight": "--refer-weight", "ContextWeight": "--context-weight",
 	"ContextTerms": "--context-terms", "ControlRatio": "--control-ratio", "Mode.Threshold": "--mode-threshold",
 	"KGWeight": "--kg-weight", "AnaphoraBoost": "--anaphora-boost",
+	"Compact.Strategy": "--compact", "Compact.WindowMessages": "--compact-window", "Compact.BudgetTokens": "--compact-budget",
+	"Compact.CapsuleTokens": "--capsule-tokens",
 }
 
 // chunkFlags does the same for chunk.Options.
@@ -175,6 +182,7 @@ func (c *Config) askConfig() ask.Config {
 	a.ControlRatio = c.ControlRatio
 	a.Mode.Threshold = c.ModeThreshold
 	a.Graph, a.KGWeight = c.KG, c.KGWeight
+	a.Compact = compact.Config{Strategy: c.Compact, WindowMessages: c.CompactWindow, BudgetTokens: c.CompactBudget, CapsuleTokens: c.CapsuleTokens}
 	return a
 }
 

@@ -57,6 +57,10 @@ func TestConfigRefusesBadSettings(t *testing.T) {
 		{[]string{"version", "--bm25-weight", "0", "--embed-model", "m", "--vector-weight", "0"}, nil, "--bm25-weight 0 turns BM25 off"},
 		{[]string{"version", "--llm-url", "localhost:11434"}, nil, "--llm-*"},
 		{[]string{"version", "--llm-url", "http://localhost:11434/v1", "--llm-model", "m", "--llm-timeout", "0s"}, nil, "--llm-timeout must be positive"},
+		{[]string{"version", "--compact", "rolling"}, nil, "--compact must be one of"},
+		{[]string{"version", "--compact-window", "0"}, nil, "--compact-window must be at least 1 message, got 0"},
+		{[]string{"version", "--compact-budget", "0"}, nil, "--compact-budget must be at least 1 token, got 0"},
+		{[]string{"version", "--capsule-tokens=-1"}, nil, "--capsule-tokens must not be negative (0 makes no capsules), got -1"},
 		{[]string{"version", "--log-level", "loud"}, nil, "--log-level must be one of"},
 		{[]string{"version"}, map[string]string{"RAGD_FRESH_K": "many"}, "--fresh-k"},
 	} {
@@ -112,6 +116,14 @@ func TestConfigFlagsToConfig(t *testing.T) {
 		{[]string{"--control-ratio", "0.5"}, func(c *ask.Config) { c.ControlRatio = 0.5 }},
 		{[]string{"--mode-threshold", "0"}, func(c *ask.Config) { c.Mode.Threshold = 0 }},
 		{[]string{"--rule", "cite sources", "--rule", "be brief"}, func(c *ask.Config) { c.Rules = []string{"cite sources", "be brief"} }},
+		{[]string{"--compact", "full"}, func(c *ask.Config) { c.Compact.Strategy = "full" }},
+		{[]string{"--compact", "sliding-window", "--compact-window", "1"}, func(c *ask.Config) {
+			c.Compact.Strategy, c.Compact.WindowMessages = "sliding-window", 1
+		}},
+		{[]string{"--compact", "token-budget", "--compact-budget", "1"}, func(c *ask.Config) {
+			c.Compact.Strategy, c.Compact.BudgetTokens = "token-budget", 1
+		}},
+		{[]string{"--capsule-tokens", "0"}, func(c *ask.Config) { c.Compact.CapsuleTokens = 0 }},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			cli, err := parse(t, nil, append([]string{"version"}, tc.args...)...)

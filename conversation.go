@@ -110,6 +110,8 @@ type ConversationState struct {
 	// Markers are the markers its sentences have: a marker names one sentence for the whole
 	// conversation.
 	Markers []SentenceMarker
+	// Capsules summarize the conversation's finished goals, oldest first.
+	Capsules []Capsule
 }
 
 // SentenceMarker is the marker a sentence of a document has in a conversation.
@@ -118,6 +120,16 @@ type SentenceMarker struct {
 	DocID     uuid.UUID
 	Sentence  string // white space normalized
 	FirstTurn int
+}
+
+// Capsule summarizes one finished goal of a conversation: context bundles show Text instead of
+// the goal's messages, turns First to Last (package compact).
+type Capsule struct {
+	First, Last int
+	Text        string
+	// Method says how Text was written: "extractive" (from the messages, without a model) or
+	// "llm".
+	Method string
 }
 
 // ConversationRef names the conversation of a turn: an existing one, or a new one to create with
@@ -143,6 +155,8 @@ type TurnWrite struct {
 	// Sources is the new state of every conversation source the turn touched.
 	Sources   []ConversationSource
 	Citations []CitationWrite
+	// Capsules are the capsules of the goals the turn finished.
+	Capsules []Capsule
 }
 
 // CitationWrite is one marker of the turn's answer.

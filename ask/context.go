@@ -126,7 +126,7 @@ func spansOf(m ragd.Message) []invariant.Span {
 // capsules of its finished goals.
 type History struct {
 	Messages []ragd.Message
-	Capsules []compact.Capsule
+	Capsules []ragd.Capsule
 }
 
 // TurnContext is what the context stage knows of the turn it builds for.
@@ -223,13 +223,13 @@ func GoalBoundary(d compact.Detector, msgs []ragd.Message, message string, in In
 // NewCapsules makes the capsules the finished goals of msgs lack in have: made holds summaries
 // already written (by an LLM, keyed by the goal's first turn); the others are extractive.
 // With maxTokens 0 there are no capsules: finished goals stay verbatim.
-func NewCapsules(msgs []compact.Message, have []compact.Capsule, made map[int]string, maxTokens int) []compact.Capsule {
+func NewCapsules(msgs []compact.Message, have []ragd.Capsule, made map[int]string, maxTokens int) []ragd.Capsule {
 	if maxTokens < 1 {
 		return nil
 	}
-	var out []compact.Capsule
+	var out []ragd.Capsule
 	for _, g := range compact.Missing(msgs, have) {
-		c := compact.Capsule{First: g.First, Last: g.Last, Text: made[g.First], Method: compact.LLM}
+		c := ragd.Capsule{First: g.First, Last: g.Last, Text: made[g.First], Method: compact.LLM}
 		if c.Text == "" {
 			c.Text, c.Method = compact.Extract(g.Messages, maxTokens), compact.Extractive
 		}
@@ -242,13 +242,13 @@ func NewCapsules(msgs []compact.Message, have []compact.Capsule, made map[int]st
 // turn's transaction: a model is slow, and the conversation must not stay locked while it
 // writes. It returns the summaries by the goal's first turn; a failure is logged and leaves the
 // goal to the extractive capsule.
-func (p *Pipeline) summarize(ctx context.Context, cv conversation, message string, b compact.Boundary) map[int]string {
+func (p *Pipeline) summarize(ctx context.Context, have []ragd.Capsule, cv conversation, message string, b compact.Boundary) map[int]string {
 	if p.Summarizer == nil || !b.New || len(cv.messages) == 0 || !p.strategy.Capsules() || p.cfg.Compact.CapsuleTokens < 1 {
 		return nil
 	}
 	msgs := append(Messages(cv.messages), compact.Message{Turn: cv.messages[len(cv.messages)-1].Turn + 1, Role: "user", Text: message, GoalStart: true})
 	made := map[int]string{}
-	for _, g := range compact.Missing(msgs, nil) {
+	for _, g := range compact.Missing(msgs, have) {
 		text, err := p.Summarizer.Summarize(ctx, g.Messages, p.cfg.Compact.CapsuleTokens)
 		if err != nil {
 			p.Logger.WarnContext(ctx, "capsule summary failed: the capsule is extractive", slog.Int("first_turn", g.First), slog.Any("error", err))
@@ -259,11 +259,12 @@ func (p *Pipeline) summarize(ctx context.Context, cv conversation, message strin
 	return made
 }
 
-// capsules returns the capsules of the goals finished by the time of turn number, whose message
-// starts a goal when start: written by the Summarizer when made has them, else extractive.
-func (p *Pipeline) capsules(cv conversation, number int, message string, start bool, made map[int]string) []compact.Capsule {
+// capsules returns the capsules the turn writes: those of the goals finished by the time of turn
+// number (whose message starts a goal when start) that have none in have, written by the
+// Summarizer when made has them, else extractive.
+func (p *Pipeline) capsules(have []ragd.Capsule, cv conversation, number int, message string, start bool, made map[int]string) []ragd.Capsule {
 	msgs := append(Messages(cv.messages), compact.Message{Turn: number, Role: "user", Text: message, GoalStart: start})
-	return NewCapsules(msgs, nil, made, p.cfg.Compact.CapsuleTokens)
+	return NewCapsules(msgs, have, made, p.cfg.Compact.CapsuleTokens)
 }
 
 // evidence is the turn's fact sheet with the passages it cites.

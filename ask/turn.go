@@ -159,7 +159,7 @@ func (p *Pipeline) Ask(ctx context.Context, req Request) (*Turn, error) {
 	spans := invariant.Detect(req.Message)
 	turn.Goal = GoalBoundary(p.Boundaries, cv.messages, req.Message, turn.Intent, p.Intent != nil)
 	turn.Timings.add("classify", time.Since(t))
-	made := p.summarize(ctx, cv, req.Message, turn.Goal)
+	made := p.summarize(ctx, st.Capsules, cv, req.Message, turn.Goal)
 
 	o := rankOptions{rerank: p.Reranker != nil, known: map[int64]float64{}, vectors: map[string][]float32{},
 		chunks: newChunkCache(p.Store)}
@@ -217,7 +217,8 @@ func (p *Pipeline) Ask(ctx context.Context, req Request) (*Turn, error) {
 		if start {
 			w.GoalTurn = number
 		}
-		in := ContextInput(History{Messages: cv.messages, Capsules: p.capsules(cv, number, req.Message, start, made)},
+		w.Capsules = p.capsules(st.Capsules, cv, number, req.Message, start, made)
+		in := ContextInput(History{Messages: cv.messages, Capsules: append(slices.Clone(st.Capsules), w.Capsules...)},
 			TurnContext{Number: number, Message: req.Message, Spans: spans, GoalStart: start, Rules: p.cfg.Rules, Strategy: p.strategy})
 		in.Evidence = evidence(sources)
 		arm := st.Conversation.ABArm

@@ -9,16 +9,7 @@ import (
 	"github.com/ragd/ragd/token"
 )
 
-// Capsule is the summary of one finished goal: the messages of turns First to Last, replaced in
-// the context by Text.
-type Capsule struct {
-	First, Last int
-	Text        string
-	// Method is how Text was made: Extractive, or LLM.
-	Method string
-}
-
-// Capsule methods.
+// Capsule methods (ragd.Capsule's Method).
 const (
 	Extractive = "extractive"
 	LLM        = "llm"

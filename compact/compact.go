@@ -61,11 +61,11 @@ func Goals(msgs []Message) []Goal {
 }
 
 // Missing returns the finished goals of msgs (all but the last) that have no capsule in caps.
-func Missing(msgs []Message, caps []Capsule) []Goal {
+func Missing(msgs []Message, caps []ragd.Capsule) []Goal {
 	goals := Goals(msgs)
 	var out []Goal
 	for _, g := range goals[:max(len(goals)-1, 0)] {
-		if !slices.ContainsFunc(caps, func(c Capsule) bool { return c.First == g.First }) {
+		if !slices.ContainsFunc(caps, func(c ragd.Capsule) bool { return c.First == g.First }) {
 			out = append(out, g)
 		}
 	}
@@ -76,7 +76,7 @@ func Missing(msgs []Message, caps []Capsule) []Goal {
 // capsules of the finished goals whose messages they replace, oldest first.
 type Window struct {
 	Recent   []Message
-	Capsules []Capsule
+	Capsules []ragd.Capsule
 	// Dropped counts the messages neither kept nor summarized.
 	Dropped int
 }
@@ -87,7 +87,7 @@ type Strategy interface {
 	Name() string
 	// Window selects from msgs (the conversation so far, oldest first, the current user
 	// message last when there is one) and caps (the capsules of its finished goals).
-	Window(msgs []Message, caps []Capsule) Window
+	Window(msgs []Message, caps []ragd.Capsule) Window
 	// Capsules says whether the strategy uses capsules, so that finished goals are worth
 	// summarizing.
 	Capsules() bool
@@ -166,7 +166,7 @@ func (FullContext) Name() string   { return Full }
 func (FullContext) Capsules() bool { return false }
 
 // Window keeps every message.
-func (FullContext) Window(msgs []Message, _ []Capsule) Window {
+func (FullContext) Window(msgs []Message, _ []ragd.Capsule) Window {
 	return Window{Recent: msgs}
 }
 
@@ -182,7 +182,7 @@ func (Sliding) Name() string   { return SlidingWindow }
 func (Sliding) Capsules() bool { return false }
 
 // Window keeps the latest messages that the limits allow.
-func (s Sliding) Window(msgs []Message, _ []Capsule) Window {
+func (s Sliding) Window(msgs []Message, _ []ragd.Capsule) Window {
 	n, used := 0, 0
 	for i := len(msgs) - 1; i >= 0; i-- {
 		if s.Messages > 0 && n == s.Messages {
@@ -205,8 +205,8 @@ func (Boundaries) Capsules() bool { return true }
 
 // Window keeps the last goal verbatim and every earlier goal as its capsule. A finished goal
 // without a capsule (the caller had none to give) stays verbatim rather than vanish.
-func (Boundaries) Window(msgs []Message, caps []Capsule) Window {
-	return compactOldest(msgs, caps, func([]Message, []Capsule) bool { return true })
+func (Boundaries) Window(msgs []Message, caps []ragd.Capsule) Window {
+	return compactOldest(msgs, caps, func([]Message, []ragd.Capsule) bool { return true })
 }
 
 // Budget keeps every message while the messages fit in Tokens, then replaces finished goals by
@@ -220,8 +220,8 @@ func (Budget) Name() string   { return TokenBudget }
 func (Budget) Capsules() bool { return true }
 
 // Window compacts the oldest goals until the rest fits the budget.
-func (b Budget) Window(msgs []Message, caps []Capsule) Window {
-	return compactOldest(msgs, caps, func(recent []Message, kept []Capsule) bool {
+func (b Budget) Window(msgs []Message, caps []ragd.Capsule) Window {
+	return compactOldest(msgs, caps, func(recent []Message, kept []ragd.Capsule) bool {
 		used := 0
 		for _, m := range recent {
 			used += MessageTokens(m)
@@ -235,14 +235,14 @@ func (b Budget) Window(msgs []Message, caps []Capsule) Window {
 
 // compactOldest replaces finished goals with their capsules, oldest first, while over says the
 // window is still too big.
-func compactOldest(msgs []Message, caps []Capsule, over func([]Message, []Capsule) bool) Window {
+func compactOldest(msgs []Message, caps []ragd.Capsule, over func([]Message, []ragd.Capsule) bool) Window {
 	goals := Goals(msgs)
 	w := Window{Recent: msgs}
 	for _, g := range goals[:max(len(goals)-1, 0)] {
 		if !over(w.Recent, w.Capsules) {
 			break
 		}
-		at := slices.IndexFunc(caps, func(c Capsule) bool { return c.First == g.First })
+		at := slices.IndexFunc(caps, func(c ragd.Capsule) bool { return c.First == g.First })
 		if at < 0 {
 			continue
 		}

@@ -47,7 +47,7 @@ func TestGoals(t *testing.T) {
 	require.Len(t, goals[2].Messages, 3)
 	require.Empty(t, Goals(nil))
 
-	caps := []Capsule{{First: 1, Last: 2, Text: "one"}}
+	caps := []ragd.Capsule{{First: 1, Last: 2, Text: "one"}}
 	missing := Missing(threeGoals, caps)
 	require.Len(t, missing, 1, "goal 3 is finished and has no capsule; goal 5 is not finished")
 	require.Equal(t, 3, missing[0].First)
@@ -151,7 +151,7 @@ func TestOutcomes(t *testing.T) {
 func TestStrategies(t *testing.T) {
 	t.Parallel()
 	goals := Goals(threeGoals)
-	caps := []Capsule{
+	caps := []ragd.Capsule{
 		{First: 1, Last: 2, Text: Extract(goals[0].Messages, 400)},
 		{First: 3, Last: 4, Text: Extract(goals[1].Messages, 400)},
 	}

@@ -140,17 +140,17 @@ type dialogueTurn struct {
 	text    string
 	spans   []invariant.Span
 	start   bool
-	history []ragd.Message    // the messages before the turn
-	caps    []compact.Capsule // the capsules of the goals finished by the turn
+	history []ragd.Message // the messages before the turn
+	caps    []ragd.Capsule // the capsules of the goals finished by the turn
 }
 
 // prepared is a dialogue with its turns decided.
 type prepared struct {
 	d         WOZDialogue
 	turns     []dialogueTurn
-	all       []ragd.Message    // every message, for the context at the end
-	caps      []compact.Capsule // every finished goal's capsule
-	predicted []int             // message indexes of detected boundaries
+	all       []ragd.Message // every message, for the context at the end
+	caps      []ragd.Capsule // every finished goal's capsule
+	predicted []int          // message indexes of detected boundaries
 }
 
 // prepare replays the turn pipeline's decisions for d: each user message is classified and

@@ -177,6 +177,14 @@ func contextOf(c ask.Context) contextJSON {
 	return out
 }
 
+// goalJSON says whether a turn started a new goal, finishing the one before (whose messages
+// context bundles then replace by a capsule).
+type goalJSON struct {
+	New        bool    `json:"new"`
+	Confidence float64 `json:"confidence"`
+	Reason     string  `json:"reason"`
+}
+
 type carryJSON struct {
 	Method     string `json:"method,omitempty"`
 	Candidates int    `json:"candidates"`
@@ -190,6 +198,7 @@ type metaJSON struct {
 	MessageID      uuid.UUID     `json:"message_id"`
 	UserMessageID  uuid.UUID     `json:"user_message_id"`
 	TurnIntent     intentJSON    `json:"turn_intent"`
+	Goal           goalJSON      `json:"goal"`
 	Mode           modeJSON      `json:"mode"`
 	Carry          carryJSON     `json:"carry"`
 	Retrieval      retrievalJSON `json:"retrieval"`
@@ -200,6 +209,7 @@ func metaOf(t *ask.Turn) metaJSON {
 	return metaJSON{ConversationID: t.ConversationID, Turn: t.Turn, MessageID: t.AssistantMessageID,
 		UserMessageID: t.UserMessageID,
 		TurnIntent:    intentJSON{Label: t.Intent.Label, Confidence: t.Intent.Confidence, Entities: t.Intent.Entities},
+		Goal:          goalJSON{New: t.Goal.New, Confidence: t.Goal.Confidence, Reason: t.Goal.Reason},
 		Mode:          modeOf(t.Mode),
 		Carry:         carryJSON{Method: t.Carry.Method, Candidates: t.Carry.Candidates, Entered: t.Carry.Entered},
 		Retrieval:     retrievalJSON{Lists: t.Lists, Queries: t.Queries, Reranked: t.Reranked, Skipped: t.Skipped},

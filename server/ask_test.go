@@ -36,6 +36,26 @@ type source struct {
 	Facts   []fact   `json:"facts"`
 }
 
+type contextResponse struct {
+	Mode       string `json:"mode"`
+	Arm        string `json:"arm"`
+	UsedTokens int    `json:"used_tokens"`
+	Sections   []struct {
+		Name   string   `json:"name"`
+		Budget int      `json:"budget_tokens"`
+		Used   int      `json:"used_tokens"`
+		Items  int      `json:"items"`
+		Cut    []string `json:"cut"`
+	} `json:"sections"`
+	Invariants []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"invariants"`
+	Breach   []any  `json:"breach"`
+	Fallback bool   `json:"fallback"`
+	Text     string `json:"text"`
+}
+
 type askResponse struct {
 	ConversationID string `json:"conversation_id"`
 	Turn           int    `json:"turn"`
@@ -49,24 +69,12 @@ type askResponse struct {
 		Confidence float64 `json:"confidence"`
 		Source     string  `json:"source"`
 	} `json:"mode"`
-	Context struct {
-		Mode       string `json:"mode"`
-		Arm        string `json:"arm"`
-		UsedTokens int    `json:"used_tokens"`
-		Sections   []struct {
-			Name   string   `json:"name"`
-			Budget int      `json:"budget_tokens"`
-			Used   int      `json:"used_tokens"`
-			Cut    []string `json:"cut"`
-		} `json:"sections"`
-		Invariants []struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
-		} `json:"invariants"`
-		Breach   []any  `json:"breach"`
-		Fallback bool   `json:"fallback"`
-		Text     string `json:"text"`
-	} `json:"context"`
+	Goal struct {
+		New        bool    `json:"new"`
+		Confidence float64 `json:"confidence"`
+		Reason     string  `json:"reason"`
+	} `json:"goal"`
+	Context   contextResponse `json:"context"`
 	Retrieval struct {
 		Lists    []string          `json:"lists"`
 		Reranked bool              `json:"reranked"`

@@ -60,7 +60,11 @@ func (s *Store) conversationState(ctx context.Context, id uuid.UUID, lock bool) 
 	if err != nil {
 		return nil, err
 	}
-	return &ragd.ConversationState{Conversation: c, Sources: srcs, Markers: markers}, nil
+	caps, err := s.capsules(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return &ragd.ConversationState{Conversation: c, Sources: srcs, Markers: markers, Capsules: caps}, nil
 }
 
 func (s *Store) conversationSources(ctx context.Context, id uuid.UUID) ([]ragd.ConversationSource, error) {
@@ -189,6 +193,7 @@ func (s *Store) turn(ctx context.Context, ref ragd.ConversationRef, fn func(*rag
 			res.AssistantMessageID, conv.ID, c.DocID, c.DocVersion, c.ChunkID, c.Marker, c.Fact, c.Score,
 			c.Origin, c.Rank, ps, pe, ts)
 	}
+	queueCapsules(b, conv.ID, w.Capsules, ts)
 	b.Queue(`UPDATE conversations SET turn = $2, next_letter = $3, goal_turn = $4, updated_at = $5 WHERE id = $1`,
 		conv.ID, conv.Turn, conv.NextLetter, conv.GoalTurn, ts)
 	if err := s.db.SendBatch(ctx, b).Close(); err != nil {

@@ -108,6 +108,10 @@ type Store interface {
 	// as far as it was sent (sent nil keeps the recorded answer: the fact sheet, when no LLM
 	// streams). A message is stopped once; stopping it again returns it unchanged.
 	StopAnswer(ctx context.Context, msg uuid.UUID, sent *string) (*Message, error)
+	// RequestStop asks every process to stop the answer stream of msg (the one that streams it
+	// calls StopAnswer), and waits up to wait for the stop to be recorded. It reports false when
+	// none recorded it: no process streams the answer.
+	RequestStop(ctx context.Context, msg uuid.UUID, wait time.Duration) (bool, error)
 	// IdempotentTurn returns the turn an Idempotency-Key made in the last 24 hours, or
 	// ErrNotFound. Turn records the key with TurnWrite.Idempotency; a live key used again is
 	// ErrConflict there, an expired one is free again.

@@ -63,6 +63,33 @@ type testBundle struct {
 	index  *index.Index
 	srv    *httptest.Server
 	router routers.Router
+	deps   server.Deps
+	cfg    server.Config
+}
+
+// replica starts a second server on the same database, index and pipeline: another replica of
+// the same deployment.
+func (b *testBundle) replica(t *testing.T) *httptest.Server {
+	t.Helper()
+	srv := server.New(b.cfg, b.deps)
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(srv.Close)
+	t.Cleanup(hs.Close)
+	return hs
+}
+
+// listenStops has srv follow the stop requests of every replica until the test ends.
+func (b *testBundle) listenStops(t *testing.T, srv *server.Server) {
+	ctx, cancel := context.WithCancel(b.ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = b.store.ListenStops(ctx, srv.StopStream)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
 }
 
 type options struct {
@@ -76,6 +103,8 @@ type options struct {
 	cfg      server.Config // limits
 	reranker ask.Reranker  // a cross-encoder of the test's own, instead of the models'
 	logger   *slog.Logger
+	// listenStops has the server follow stop requests made to other replicas, as serve does.
+	listenStops bool
 }
 
 // setup starts a server on its own database and index, wired as `ragd serve` wires it.
@@ -116,10 +145,15 @@ func setup(t *testing.T, o options) *testBundle {
 	}
 	p, err := ask.New(cfg, d)
 	require.NoError(t, err)
-	srv := server.New(o.cfg, server.Deps{Pipeline: p, Store: st, Index: ix, Ingester: in, Monitors: o.monitors, Logger: o.logger})
+	b.deps = server.Deps{Pipeline: p, Store: st, Index: ix, Ingester: in, Monitors: o.monitors, Logger: o.logger}
+	b.cfg = o.cfg
+	srv := server.New(o.cfg, b.deps)
 	b.srv = httptest.NewServer(srv.Handler())
 	t.Cleanup(srv.Close)
 	t.Cleanup(b.srv.Close)
+	if o.listenStops {
+		b.listenStops(t, srv)
+	}
 
 	spec, err := server.Spec()
 	require.NoError(t, err)
@@ -132,6 +166,12 @@ func setup(t *testing.T, o options) *testBundle {
 // v unless v is a string (sent as is). Every response of a documented route is checked against
 // the OpenAPI document: status, content type and body schema.
 func (b *testBundle) do(t *testing.T, method, path string, v any, header ...string) (*http.Response, []byte) {
+	t.Helper()
+	return b.doAt(t, b.srv.URL, method, path, v, header...)
+}
+
+// doAt is do against the server at base (a replica).
+func (b *testBundle) doAt(t *testing.T, base, method, path string, v any, header ...string) (*http.Response, []byte) {
 	t.Helper()
 	var body io.Reader
 	var raw []byte
@@ -149,7 +189,7 @@ func (b *testBundle) do(t *testing.T, method, path string, v any, header ...stri
 	if raw != nil {
 		body = bytes.NewReader(raw)
 	}
-	req, err := http.NewRequestWithContext(b.ctx, method, b.srv.URL+path, body)
+	req, err := http.NewRequestWithContext(b.ctx, method, base+path, body)
 	require.NoError(t, err)
 	if raw != nil {
 		req.Header.Set("Content-Type", "application/json")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
@@ -51,16 +52,24 @@ func (l *liveStream) end() {
 	close(l.done)
 }
 
-// stop cancels the stream of msg and waits until it has recorded the stop. It reports false
-// when no stream of msg runs in this process.
-func (s *streams) stop(ctx context.Context, msg uuid.UUID) (bool, error) {
+// cancel stops the stream of msg, if this process sends it, and returns it.
+func (s *streams) cancel(msg uuid.UUID) *liveStream {
 	s.mu.Lock()
 	l := s.live[msg]
 	s.mu.Unlock()
+	if l != nil {
+		l.cancel(errStopRequested)
+	}
+	return l
+}
+
+// stop cancels the stream of msg and waits until it has recorded the stop. It reports false
+// when no stream of msg runs in this process.
+func (s *streams) stop(ctx context.Context, msg uuid.UUID) (bool, error) {
+	l := s.cancel(msg)
 	if l == nil {
 		return false, nil
 	}
-	l.cancel(errStopRequested)
 	select {
 	case <-l.done:
 		return true, nil
@@ -68,6 +77,14 @@ func (s *streams) stop(ctx context.Context, msg uuid.UUID) (bool, error) {
 		return true, ctx.Err()
 	}
 }
+
+// remoteStopWait is how long a stop request waits for another replica to record the stop: that
+// takes milliseconds, so past it no replica streams the answer.
+const remoteStopWait = 2 * time.Second
+
+// StopStream stops the answer stream of msg if this process sends it: for a stop another replica
+// was asked for (the store's ListenStops). The stream records the stop.
+func (s *Server) StopStream(msg uuid.UUID) { s.streams.cancel(msg) }
 
 // stopAnswer stops the answer stream of an assistant message: the turn is recorded as stopped,
 // its answer what had been sent, and the stream ends with a stopped event. Stopping a stopped
@@ -87,12 +104,15 @@ func (s *Server) stopAnswer(c echo.Context) error {
 	}
 	if m.StoppedAt == nil {
 		found, err := s.streams.stop(ctx, id)
+		if err == nil && !found {
+			// Another replica may stream it.
+			found, err = s.deps.Store.RequestStop(ctx, id, remoteStopWait)
+		}
 		if err != nil {
 			return err
 		}
 		if !found {
-			return fmt.Errorf("the answer of message %s is not streaming from this server (it finished, or another replica streams it; closing the connection stops it anywhere): %w",
-				id, ragd.ErrConflict)
+			return fmt.Errorf("the answer of message %s is not streaming (it finished, or the client left): %w", id, ragd.ErrConflict)
 		}
 		if m, err = s.deps.Store.Message(ctx, id); err != nil {
 			return err

@@ -249,3 +249,55 @@ func TestStopByClosingTheConnection(t *testing.T) {
 	require.NotContains(t, ms[1].Answer, "\n", "not the fact sheet")
 	require.Empty(t, logs.errors(), "a client leaving is not an error")
 }
+
+// A stop asked of one replica stops the stream another replica sends.
+func TestStopAcrossReplicas(t *testing.T) {
+	t.Parallel()
+	client, err := llm.New(llm.Config{BaseURL: stallingLLM(t).URL + "/v1", Model: "fake"})
+	require.NoError(t, err)
+	logs := newLogRecords()
+	b := setup(t, options{corpus: true, answerer: client, logger: slog.New(logs), listenStops: true})
+	replica := b.replica(t)
+
+	// Wait until the streaming server listens, as serve's does from start-up.
+	conn := b.connect(t)
+	defer conn.Close(b.ctx)
+	for deadline := time.Now().Add(time.Minute); ; {
+		var n int
+		require.NoError(t, conn.QueryRow(b.ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND query LIKE 'LISTEN "ragd_stop"'`).Scan(&n))
+		if n > 0 {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the server never listened for stops")
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	events, closeStream := b.openStream(t, b.ctx, map[string]any{"message": "I smell gas after the earthquake"})
+	defer closeStream()
+	meta, received := untilAnswer(t, events)
+	resp, body := b.doAt(t, replica.URL, "POST", "/v1/messages/"+meta.MessageID+"/stop", nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+	stopped := decode[message](t, body)
+	require.NotNil(t, stopped.StoppedAt, "the replica asked answers once the stop is recorded")
+
+	var last string
+	for ev := range events {
+		last = ev.Type
+		if ev.Type == "answer" {
+			var d struct {
+				Delta string `json:"delta"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(ev.Data), &d))
+			received += d.Delta
+		}
+	}
+	require.Equal(t, "stopped", last, "the stream on the other replica ended with stopped")
+	require.Equal(t, received, stopped.Answer, "the turn is recorded with what was sent")
+
+	// Stopping it again, at a third replica, returns it as it is.
+	other := b.replica(t)
+	resp, body = b.doAt(t, other.URL, "POST", "/v1/messages/"+meta.MessageID+"/stop", nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "stopping a stopped answer returns it: %s", body)
+	require.Empty(t, logs.errors())
+}

@@ -418,6 +418,10 @@ func (s *Store) StopAnswer(ctx context.Context, msg uuid.UUID, sent *string) (*r
 	if err != nil {
 		return nil, fmt.Errorf("store: stopping %s: %w", msg, err)
 	}
+	// Tell a replica waiting in RequestStop that the stop is recorded.
+	if _, err := s.db.Exec(ctx, "SELECT pg_notify($1, $2)", stoppedChannel, msg.String()); err != nil {
+		return nil, fmt.Errorf("store: stopping %s: %w", msg, err)
+	}
 	return &m, nil
 }
 

@@ -249,6 +249,12 @@ func notifyChanges(ctx context.Context, db DB) error {
 // ListenChanges calls onChange whenever chunk changes commit, from any process, until ctx ends
 // or the connection fails. It needs a pool (it holds one connection for the listen).
 func (s *Store) ListenChanges(ctx context.Context, onChange func()) error {
+	return s.listen(ctx, changesChannel, func(string) { onChange() })
+}
+
+// listen calls fn with the payload of every notification on channel until ctx ends or the
+// connection fails, on a connection of its own from the pool.
+func (s *Store) listen(ctx context.Context, channel string, fn func(payload string)) error {
 	if s.pool == nil {
 		return errors.New("store: listening needs a pool")
 	}
@@ -257,14 +263,15 @@ func (s *Store) ListenChanges(ctx context.Context, onChange func()) error {
 		return fmt.Errorf("store: listen: %w", err)
 	}
 	defer conn.Release()
-	if _, err := conn.Exec(ctx, "LISTEN "+changesChannel); err != nil {
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{channel}.Sanitize()); err != nil {
 		return fmt.Errorf("store: listen: %w", err)
 	}
 	for {
-		if _, err := conn.Conn().WaitForNotification(ctx); err != nil {
+		n, err := conn.Conn().WaitForNotification(ctx)
+		if err != nil {
 			return fmt.Errorf("store: listen: %w", err)
 		}
-		onChange()
+		fn(n.Payload)
 	}
 }
 

@@ -83,6 +83,10 @@ func (c serveCmd) Run(ctx context.Context, a *app) error {
 	srv := server.New(scfg, server.Deps{Pipeline: pipeline, Store: a.store, Index: a.index, Ingester: in,
 		Monitors: pipeline.Monitors, Logger: a.logger})
 	defer srv.Close()
+	// Stops asked of another replica reach the stream this one sends.
+	background.Go(func() {
+		a.keepListening(bgCtx, "stop requests", func(ctx context.Context) error { return a.store.ListenStops(ctx, srv.StopStream) })
+	})
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	a.logger.Info("ragd serving", slog.String("addr", ln.Addr().String()), slog.String("version", version()))
 	errc := make(chan error, 1)
@@ -152,24 +156,32 @@ func (a *app) followChanges(ctx context.Context, poll time.Duration) {
 	var listener sync.WaitGroup
 	defer listener.Wait()
 	listener.Go(func() {
-		for ctx.Err() == nil {
-			err := a.store.ListenChanges(ctx, func() {
+		a.keepListening(ctx, "changes", func(ctx context.Context) error {
+			return a.store.ListenChanges(ctx, func() {
 				select {
 				case wake <- struct{}{}:
 				default: // a catch-up is already pending
 				}
 			})
-			if ctx.Err() != nil {
-				return
-			}
-			a.logger.Warn("listening for changes failed; retrying", slog.String("error", err.Error()))
-			select {
-			case <-ctx.Done():
-			case <-time.After(time.Second):
-			}
-		}
+		})
 	})
 	a.index.Follow(ctx, a.store, wake, poll)
+}
+
+// keepListening runs listen until ctx ends, again a second after each failure (a lost
+// connection, a database restart).
+func (a *app) keepListening(ctx context.Context, what string, listen func(context.Context) error) {
+	for ctx.Err() == nil {
+		err := listen(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		a.logger.Warn("listening for "+what+" failed; retrying", slog.String("error", err.Error()))
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 // turnIntent adapts package intent to the pipeline: the trained classifier, and for comparisons

@@ -462,7 +462,7 @@ async function openAudit(messageId, focusMarker) {
       const item = el("li", { id: "audit-" + messageId + "-" + c.marker, class: "citation", "data-marker": c.marker, tabindex: "-1" },
         el("p", {}, el("span", { class: "marker-tag" }, c.marker), " ", el("q", {}, c.fact)),
         el("p", { class: "meta" }, el("span", { class: "doc-title" }, doc.title || "Untitled"), " · ", where,
-          doc.url ? " · " : null, doc.url ? el("a", { href: doc.url, rel: "noreferrer noopener", target: "_blank" }, doc.url) : null),
+          webURL(doc.url) ? " · " : null, webURL(doc.url) ? el("a", { href: doc.url, rel: "noreferrer noopener", target: "_blank" }, doc.url) : null),
         passageWithFact(c.chunk.text, c.fact));
       list.append(item);
       if (c.marker === focusMarker) focus = item;
@@ -475,6 +475,12 @@ async function openAudit(messageId, focusMarker) {
   } catch (err) {
     $("audit-summary").textContent = "Reading the citations failed: " + err.message;
   }
+}
+
+// webURL reports whether a document's URL is one to link to: http(s) only, so a URL a document
+// carried cannot run script when clicked.
+function webURL(u) {
+  return typeof u === "string" && /^https?:\/\//i.test(u);
 }
 
 function passageWithFact(passage, fact) {

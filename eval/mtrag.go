@@ -8,11 +8,16 @@ import (
 	"strings"
 )
 
-// MTRAG is one domain of the MTRAG multi-turn retrieval benchmark: its conversations (user turns
-// in order with the agent's replies), the retrieval tasks in three query forms, and qrels.
+// MTRAG is one domain of the MTRAG multi-turn retrieval benchmark, or a set in its layout
+// (DSTC11 track 5): its conversations (user turns in order with the agent's replies), the
+// retrieval tasks in three query forms, and qrels.
 type MTRAG struct {
-	Domain        string
-	Dir           string
+	Domain string
+	Dir    string
+	// Reference says what the rewrite form is: MTRAG's rewrites were written by an LLM
+	// (Mixtral 8x7B, per the MTRAG paper), DSTC11's are the last turn plus the gold entity's
+	// name, a ceiling ragd cannot have at run time.
+	Reference     string
 	Conversations []Conversation
 	// Tasks maps a query form (lastturn, questions, rewrite) to task id -> query text. Task ids
 	// are "<conversation id><::><turn>".
@@ -40,6 +45,15 @@ func TaskID(conversation string, turn int) string { return fmt.Sprintf("%s<::>%d
 // QueryForms are the query forms MTRAG ships, in report order.
 var QueryForms = []string{"lastturn", "questions", "rewrite"}
 
+// What a set's rewrite form is (MTRAG.Reference).
+const (
+	LLMRewrite      = "LLM rewrite"
+	EntityReference = "entity reference (ceiling)"
+)
+
+// references names the sets whose rewrite form is not an LLM rewrite, by domain.
+var references = map[string]string{"dstc11t5": EntityReference}
+
 // LoadMTRAG reads a domain directory (…/mtrag/clapnq): <domain>_{lastturn,questions,rewrite}.jsonl,
 // qrels.tsv, and the domain's conversations from conversations.jsonl in the directory or its
 // parent.
@@ -48,7 +62,10 @@ func LoadMTRAG(dir string) (*MTRAG, error) {
 	if err != nil {
 		return nil, fmt.Errorf("eval: %w", err)
 	}
-	m := &MTRAG{Domain: filepath.Base(abs), Dir: abs, Tasks: map[string]map[string]string{}}
+	m := &MTRAG{Domain: filepath.Base(abs), Dir: abs, Reference: LLMRewrite, Tasks: map[string]map[string]string{}}
+	if r, ok := references[m.Domain]; ok {
+		m.Reference = r
+	}
 	if m.Qrels, err = readQrels(filepath.Join(abs, "qrels.tsv")); err != nil {
 		return nil, fmt.Errorf("eval: loading qrels: %w", err)
 	}

@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"image/color"
 	"io"
+	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
 
 	"github.com/google/uuid"
 	"gonum.org/v1/plot"
@@ -16,6 +19,7 @@ import (
 
 	"github.com/ragd/ragd"
 	"github.com/ragd/ragd/ask"
+	"github.com/ragd/ragd/index"
 )
 
 // Asker is the /v1/ask turn pipeline.
@@ -37,9 +41,12 @@ const Carry = "carry"
 var Strategies = append(append([]string(nil), QueryForms...), Carry)
 
 // ReplayMTRAG runs every strategy on a domain. The query forms are single questions through the
-// pipeline's ranking (rewrite is the human rewrite: a reference ragd does not have at run time).
-// carry replays each conversation through Ask, user turns in order with the agent's reply
-// recorded after each, and ranks a judged turn by the turn's whole ranking (deeper than the
+// pipeline's ranking (rewrite is the set's reference: an LLM rewrite on MTRAG, the entity's name
+// on DSTC11; neither is something ragd has at run time). carry replays each conversation
+// through Ask as a chat UI would: user turns in order, and before each turn the reply the agent
+// gave to the previous one. A turn's own reply is never recorded before it is asked, and the
+// last turn's (the judged turn of a DSTC11 conversation) never at all: it answers the very
+// question being judged. A judged turn is ranked by the turn's whole ranking (deeper than the
 // sources a turn returns, so every strategy is scored to the same depth).
 func ReplayMTRAG(ctx context.Context, m *MTRAG, a Asker, r Replier, method ask.Method, docID func(uuid.UUID) string) (map[string]Run, map[string]map[string]string, error) {
 	runs := map[string]Run{}
@@ -62,24 +69,24 @@ func ReplayMTRAG(ctx context.Context, m *MTRAG, a Asker, r Replier, method ask.M
 	}
 	run := Run{Name: Carry, PerQuery: map[string][]string{}, Stages: map[string][]time.Duration{}}
 	for _, c := range m.Conversations {
-		var conv uuid.UUID
-		for _, t := range c.Turns {
+		var conv, prev uuid.UUID
+		for i, t := range c.Turns {
+			if i > 0 && c.Turns[i-1].Agent != "" {
+				if _, err := r.RecordReply(ctx, conv, prev, c.Turns[i-1].Agent); err != nil {
+					return nil, nil, fmt.Errorf("eval: recording the reply of %s turn %d: %w", c.ID, c.Turns[i-1].Turn, err)
+				}
+			}
 			start := time.Now()
 			turn, err := a.Ask(ctx, ask.Request{ConversationID: conv, Message: t.User})
 			if err != nil {
 				return nil, nil, fmt.Errorf("eval: conversation %s turn %d: %w", c.ID, t.Turn, err)
 			}
 			run.Stages["total"] = append(run.Stages["total"], time.Since(start))
-			conv = turn.ConversationID
+			conv, prev = turn.ConversationID, turn.AssistantMessageID
 			if id := TaskID(c.ID, t.Turn); m.Qrels[id] != nil {
 				run.PerQuery[id] = docsOf(turn.Ranked, docID)
 				queries[id] = turn.Queries
 				queries[id]["intent"] = turn.Intent.Label
-			}
-			if t.Agent != "" {
-				if _, err := r.RecordReply(ctx, conv, turn.AssistantMessageID, t.Agent); err != nil {
-					return nil, nil, fmt.Errorf("eval: recording the reply of %s turn %d: %w", c.ID, t.Turn, err)
-				}
 			}
 		}
 	}
@@ -93,6 +100,7 @@ type TurnRow struct {
 	Task      string             `json:"task"`
 	Turn      int                `json:"turn"`
 	MultiTurn string             `json:"multi_turn"`
+	Slices    []string           `json:"slices"`
 	Question  string             `json:"question"`
 	Rewrite   string             `json:"rewrite"`
 	Carry     map[string]string  `json:"carry"` // the carry turn's intent and search texts
@@ -110,8 +118,8 @@ func TurnRows(m *MTRAG, runs map[string]Run, queries map[string]map[string]strin
 			if rel == nil {
 				continue
 			}
-			row := TurnRow{Domain: m.Domain, Task: id, Turn: t.Turn, MultiTurn: t.MultiTurn, Question: t.User,
-				Rewrite: m.Tasks["rewrite"][id], Carry: queries[id], NDCG5: map[string]float64{}, Recall5: map[string]float64{}}
+			row := TurnRow{Domain: m.Domain, Task: id, Turn: t.Turn, MultiTurn: t.MultiTurn, Slices: Slices(t.User, m.Tasks["rewrite"][id]),
+				Question: t.User, Rewrite: m.Tasks["rewrite"][id], Carry: queries[id], NDCG5: map[string]float64{}, Recall5: map[string]float64{}}
 			for name, run := range runs {
 				row.NDCG5[name] = NDCG(run.PerQuery[id], rel, 5)
 				row.Recall5[name] = Recall(run.PerQuery[id], rel, 5)
@@ -120,6 +128,54 @@ func TurnRows(m *MTRAG, runs map[string]Run, queries map[string]map[string]strin
 		}
 	}
 	return rows
+}
+
+// Slices of judged turns, read from the data alone: never from ragd's own judgement of a turn,
+// so that a slice does not move with the system it measures.
+const (
+	SlicePronoun       = "pronoun"        // points back with a pronoun or demonstrative ("are their rooms clean?")
+	SliceShort         = "short"          // five words or fewer ("Investments?")
+	SliceSelfContained = "self-contained" // the reference adds no content word to the question
+)
+
+// pointers are the pronouns and demonstratives of the pronoun slice. The pipeline has its own
+// cues for a turn that leans on the conversation; this list stays apart from them on purpose.
+var pointers = map[string]bool{"it": true, "its": true, "it's": true, "they": true, "them": true, "their": true,
+	"theirs": true, "he": true, "him": true, "his": true, "she": true, "her": true, "this": true, "that": true,
+	"these": true, "those": true}
+
+// Slices returns the slices a judged turn belongs to, given its question and its reference
+// (the rewrite form). A question is self-contained when every content word of its reference (as
+// BM25 analyses words: stemmed, without stop words) is already in it: the rewriter, or the
+// entity's name, added nothing.
+func Slices(question, reference string) []string {
+	var out []string
+	words := strings.FieldsFunc(strings.ToLower(strings.ReplaceAll(question, "’", "'")), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\''
+	})
+	for _, w := range words {
+		if pointers[strings.Trim(w, "'")] {
+			out = append(out, SlicePronoun)
+			break
+		}
+	}
+	if len(words) <= 5 {
+		out = append(out, SliceShort)
+	}
+	if reference != "" {
+		have := map[string]bool{}
+		for _, t := range index.Terms(question) {
+			have[t] = true
+		}
+		adds := false
+		for _, t := range index.Terms(reference) {
+			adds = adds || !have[t]
+		}
+		if !adds {
+			out = append(out, SliceSelfContained)
+		}
+	}
+	return out
 }
 
 // docsOf lists the distinct documents of a ranking in the order their best chunk ranked.
@@ -140,12 +196,17 @@ type GroupResult struct {
 	Group   string   `json:"group"`
 	Tasks   int      `json:"tasks"`
 	Results []Result `json:"results"` // one per strategy, in Strategies order
+	// CarryVsLast is carry's nDCG@5 minus the last turn's, turn by turn, with its interval.
+	CarryVsLast *Paired `json:"carry_vs_lastturn_ndcg5,omitempty"`
 }
 
 // DomainReport is a domain's groups.
 type DomainReport struct {
-	Domain string        `json:"domain"`
-	Groups []GroupResult `json:"groups"`
+	Domain string `json:"domain"`
+	// Labels names the strategies for readers: the rewrite form is an LLM rewrite or an
+	// entity reference, depending on the set.
+	Labels map[string]string `json:"labels"`
+	Groups []GroupResult     `json:"groups"`
 }
 
 // ConversationReport is the result of ragd eval conversations.
@@ -157,20 +218,19 @@ type ConversationReport struct {
 // ConversationKs are the cutoffs the conversation report uses for nDCG and recall.
 var ConversationKs = []int{1, 3, 5, 10}
 
-// ScoreMTRAG scores runs over the judged turns of m: all of them, turn 1, later turns, and each
-// multi-turn type of the annotators (Follow-up, Clarification, N/A).
+// Labels names the strategies of a set for readers.
+func Labels(m *MTRAG) map[string]string {
+	return map[string]string{"lastturn": "last turn", "questions": "all questions", "rewrite": m.Reference, Carry: "ragd carry-over"}
+}
+
+// ScoreMTRAG scores runs over the judged turns of m: all of them, turn 1, later turns, slices of
+// the later turns (pronoun, short, self-contained, and the annotators' multi-turn types
+// Follow-up and Clarification where the data has them), with carry's paired difference from
+// the last turn on each.
 func ScoreMTRAG(m *MTRAG, runs map[string]Run) DomainReport {
 	groups := map[string][]Query{}
-	var order []string
-	add := func(g string, q Query) {
-		if _, ok := groups[g]; !ok {
-			order = append(order, g)
-		}
-		groups[g] = append(groups[g], q)
-	}
-	for _, g := range []string{"all", "turn 1", "later turns", "Follow-up", "Clarification", "N/A"} {
-		groups[g], order = nil, append(order, g)
-	}
+	order := []string{"all", "turn 1", "later turns", "later: " + SlicePronoun, "later: " + SliceShort,
+		"later: " + SliceSelfContained, "later: not self-contained", "Follow-up", "Clarification"}
 	for _, c := range m.Conversations {
 		for _, t := range c.Turns {
 			id := TaskID(c.ID, t.Turn)
@@ -178,16 +238,25 @@ func ScoreMTRAG(m *MTRAG, runs map[string]Run) DomainReport {
 				continue
 			}
 			q := Query{ID: id}
-			add("all", q)
+			groups["all"] = append(groups["all"], q)
 			if t.Turn == 1 {
-				add("turn 1", q)
-			} else {
-				add("later turns", q)
+				groups["turn 1"] = append(groups["turn 1"], q)
+				continue
 			}
-			add(t.MultiTurn, q)
+			groups["later turns"] = append(groups["later turns"], q)
+			in := Slices(t.User, m.Tasks["rewrite"][id])
+			for _, s := range in {
+				groups["later: "+s] = append(groups["later: "+s], q)
+			}
+			if !slices.Contains(in, SliceSelfContained) {
+				groups["later: not self-contained"] = append(groups["later: not self-contained"], q)
+			}
+			if t.MultiTurn == "Follow-up" || t.MultiTurn == "Clarification" {
+				groups[t.MultiTurn] = append(groups[t.MultiTurn], q)
+			}
 		}
 	}
-	rep := DomainReport{Domain: m.Domain}
+	rep := DomainReport{Domain: m.Domain, Labels: Labels(m)}
 	for _, g := range order {
 		ds := &Dataset{Name: m.Domain, Queries: groups[g], Qrels: m.Qrels}
 		gr := GroupResult{Group: g, Tasks: len(ds.Queries)}
@@ -196,12 +265,24 @@ func ScoreMTRAG(m *MTRAG, runs map[string]Run) DomainReport {
 				gr.Results = append(gr.Results, Score(ds, run, ConversationKs, ConversationKs))
 			}
 		}
+		last, lok := runs["lastturn"]
+		carry, cok := runs[Carry]
+		if lok && cok {
+			a, b := make([]float64, len(ds.Queries)), make([]float64, len(ds.Queries))
+			for i, q := range ds.Queries {
+				a[i] = NDCG(last.PerQuery[q.ID], m.Qrels[q.ID], 5)
+				b[i] = NDCG(carry.PerQuery[q.ID], m.Qrels[q.ID], 5)
+			}
+			d := Compare(a, b)
+			gr.CarryVsLast = &d
+		}
 		rep.Groups = append(rep.Groups, gr)
 	}
 	return rep
 }
 
-// WriteTable writes one block per domain: a row per group and strategy.
+// WriteTable writes one block per domain: a row per group and strategy, and per group carry's
+// paired difference from the last turn.
 func (r ConversationReport) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, d := range r.Domains {
@@ -212,7 +293,11 @@ func (r ConversationReport) WriteTable(w io.Writer) error {
 				continue
 			}
 			for _, res := range g.Results {
-				fmt.Fprintf(tw, "%s\t%d\t%s", g.Group, g.Tasks, res.Name)
+				name := res.Name
+				if l, ok := d.Labels[name]; ok {
+					name = l
+				}
+				fmt.Fprintf(tw, "%s\t%d\t%s", g.Group, g.Tasks, name)
 				for _, k := range ConversationKs {
 					fmt.Fprintf(tw, "\t%.4f", res.NDCG[k])
 				}
@@ -220,6 +305,9 @@ func (r ConversationReport) WriteTable(w io.Writer) error {
 					fmt.Fprintf(tw, "\t%.4f", res.Recall[k])
 				}
 				fmt.Fprintln(tw)
+			}
+			if p := g.CarryVsLast; p != nil {
+				fmt.Fprintf(tw, "%s\t%d\tcarry - last turn\t\t\t%+.4f\t[%+.4f, %+.4f] 95%% CI, p=%.4f\n", g.Group, g.Tasks, p.Mean, p.Lo, p.Hi, p.P)
 			}
 		}
 		fmt.Fprintln(tw)
@@ -248,7 +336,7 @@ var strategyColors = map[string]color.NRGBA{
 // WritePlot draws nDCG@5 and Recall@5 on later turns, per domain and strategy, as a PNG.
 func (r ConversationReport) WritePlot(path string) error {
 	p := plot.New()
-	p.Title.Text = "MTRAG later turns: nDCG@5 (solid), Recall@5 (light)"
+	p.Title.Text = "Later turns: nDCG@5 (solid), Recall@5 (light)"
 	p.Y.Label.Text = "score"
 	p.Y.Min, p.Y.Max = 0, 1
 	var names []string

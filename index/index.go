@@ -22,6 +22,7 @@ import (
 	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
 	"github.com/blevesearch/bleve/v2/mapping"
+	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
 	bolterrors "go.etcd.io/bbolt/errors"
 
@@ -152,6 +153,10 @@ func (ix *Index) Search(ctx context.Context, text string, n int) ([]ragd.Hit, er
 }
 
 // SearchIn is Search among the given chunks only; nil means every chunk.
+//
+// Hits of equal score come in chunk id order. bleve orders ties by its internal document
+// numbers, which depend on how its segments happened to merge: the same corpus ingested afresh
+// would rank tied chunks differently, and evaluation figures would move with it.
 func (ix *Index) SearchIn(ctx context.Context, text string, n int, chunks []int64) ([]ragd.Hit, error) {
 	if n < 1 {
 		return nil, ragd.Invalidf("n", "must be at least 1, got %d", n)
@@ -167,18 +172,53 @@ func (ix *Index) SearchIn(ctx context.Context, text string, n int, chunks []int6
 		// The id clause adds the same constant to every hit: the BM25 order is unchanged.
 		q = bleve.NewConjunctionQuery(match, bleve.NewDocIDQuery(ids))
 	}
-	req := bleve.NewSearchRequestOptions(q, n, 0, false)
-	res, err := ix.bleve.SearchInContext(ctx, req)
-	if err != nil {
-		return nil, fmt.Errorf("index: search: %w", err)
+	return ix.top(ctx, q, n)
+}
+
+// tieMargin is how many hits past n a search reads first, so that a tie at the n-th score is
+// usually complete in one read.
+const tieMargin = 8
+
+// top runs q and returns its n best hits, ties in chunk id order. It reads hits past n until the
+// last one read scores below the n-th (or there are no more), so every chunk tied with a returned
+// one has been read and sorting them by id is exact. Scores count as tied within 1e-9: bleve
+// sums a match's clause scores in an order that depends on its segments, so equal scores can
+// differ in their last bits.
+func (ix *Index) top(ctx context.Context, q query.Query, n int) ([]ragd.Hit, error) {
+	var hits []ragd.Hit
+	for size := n + tieMargin; ; size *= 4 {
+		res, err := ix.bleve.SearchInContext(ctx, bleve.NewSearchRequestOptions(q, size, 0, false))
+		if err != nil {
+			return nil, fmt.Errorf("index: search: %w", err)
+		}
+		if hits, err = hitsOf(res.Hits); err != nil {
+			return nil, err
+		}
+		if len(hits) < size || tied(hits[len(hits)-1].Score) < tied(hits[n-1].Score) {
+			break
+		}
 	}
-	hits := make([]ragd.Hit, 0, len(res.Hits))
-	for i, h := range res.Hits {
+	slices.SortStableFunc(hits, func(a, b ragd.Hit) int {
+		return cmp.Or(cmp.Compare(tied(b.Score), tied(a.Score)), cmp.Compare(a.ChunkID, b.ChunkID))
+	})
+	hits = hits[:min(n, len(hits))]
+	for i := range hits {
+		hits[i].Rank = i + 1
+	}
+	return hits, nil
+}
+
+// tied is a score as ties are judged: to 1e-9.
+func tied(score float64) float64 { return math.Round(score * 1e9) }
+
+func hitsOf(matches []*search.DocumentMatch) ([]ragd.Hit, error) {
+	hits := make([]ragd.Hit, 0, len(matches))
+	for _, h := range matches {
 		id, err := strconv.ParseInt(h.ID, 10, 64)
 		if err != nil {
 			return nil, fmt.Errorf("index: chunk id %q: %w", h.ID, err)
 		}
-		hits = append(hits, ragd.Hit{ChunkID: id, Score: h.Score, Rank: i + 1})
+		hits = append(hits, ragd.Hit{ChunkID: id, Score: h.Score})
 	}
 	return hits, nil
 }
@@ -399,4 +439,18 @@ func (ix *Index) Ping(context.Context) error {
 		return fmt.Errorf("index: %w: %w", ragd.ErrUnavailable, err)
 	}
 	return nil
+}
+
+// english is the analyzer of every field, for reading text as BM25 does without opening an index.
+var english = sync.OnceValue(func() analysis.Analyzer { return newMapping().AnalyzerNamed(en.AnalyzerName) })
+
+// Terms returns the terms BM25 sees in text, in order: lower-cased, possessives and stop words
+// removed, Porter-stemmed.
+func Terms(text string) []string {
+	toks := english().Analyze([]byte(text))
+	out := make([]string, len(toks))
+	for i, t := range toks {
+		out[i] = string(t.Term)
+	}
+	return out
 }

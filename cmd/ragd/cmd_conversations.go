@@ -12,7 +12,7 @@ import (
 )
 
 type evalConversationsCmd struct {
-	Dirs   []string `arg:"" help:"MTRAG domain directories (…/mtrag/clapnq …): tasks, qrels.tsv, corpus.jsonl; conversations.jsonl there or in the parent." type:"existingdir" name:"dir"`
+	Dirs   []string `arg:"" help:"Directories in MTRAG's layout (…/mtrag/clapnq …, …/dstc11t5): tasks, qrels.tsv, corpus.jsonl; conversations.jsonl there or in the parent." type:"existingdir" name:"dir"`
 	Method string   `help:"Retrieval of each turn. bm25 is the reference (the stand-in models carry no meaning); hybrid and hybrid+rerank need --embed-model (and --rerank-model) and are labelled so." default:"bm25" enum:"bm25,hybrid,hybrid+rerank"`
 	JSON   string   `help:"Write the JSON report here ('-' for stdout). Default: <data-dir>/eval/conversations-<method>.json, with the plot beside it." name:"json"`
 	Turns  string   `help:"Also write every judged turn (questions, rewrite, carry's searches, each strategy's nDCG@5 and R@5) as JSONL here." type:"path"`
@@ -32,8 +32,9 @@ func (c evalConversationsCmd) Run(ctx context.Context, a *app) error {
 	}
 	report := eval.ConversationReport{Notes: []string{
 		fmt.Sprintf("retrieval: %s; carry-over re-scores %s", method, map[bool]string{true: "with the cross-encoder", false: map[bool]string{true: "by embedding similarity", false: "lexically (share of the question's IDF mass)"}[a.embedder != nil]}[a.scorer != nil]),
-		"rewrite is MTRAG's human rewrite of each question: a reference, not something ragd has at run time",
-		"the corpus is MTRAG's pool of annotated passages, not the full collection: compare strategies with each other, not with published figures",
+		"MTRAG's rewrite was written by an LLM (Mixtral 8x7B); DSTC11's reference is the last turn plus the gold entity's name, a ceiling: neither is something ragd has at run time",
+		"MTRAG's corpora are pools of the passages annotators saw, not the full collections: compare strategies with each other, not with published figures; DSTC11's corpus is its full knowledge base",
+		"carry - last turn: paired difference of nDCG@5 per judged turn, 95% bootstrap interval, two-sided paired randomization p (10,000 draws each)",
 	}}
 	var rows []eval.TurnRow
 	for _, dir := range c.Dirs {

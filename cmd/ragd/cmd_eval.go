@@ -18,7 +18,7 @@ import (
 
 type evalCmd struct {
 	Beir          evalBeirCmd          `cmd:"" name:"beir" help:"Retrieval quality (nDCG, recall) and latency on a BEIR dataset."`
-	Conversations evalConversationsCmd `cmd:"" help:"Multi-turn retrieval on MTRAG conversations: last turn, all questions, human rewrite, and ragd's carry-over."`
+	Conversations evalConversationsCmd `cmd:"" help:"Multi-turn retrieval on MTRAG and DSTC11 conversations: last turn, all questions, the reference (LLM rewrite, or the entity's name), and ragd's carry-over."`
 	Ask           evalAskCmd           `cmd:"" name:"ask" help:"Latency of /v1/ask on a running server, per stage and end to end."`
 	Compaction    evalCompactionCmd    `cmd:"" help:"Replays MultiWOZ dialogues through each context compaction strategy: tokens, retention, goal boundaries."`
 }

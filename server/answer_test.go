@@ -21,7 +21,20 @@ import (
 // markers arrive split across deltas, as real token streams split them.
 func fakeLLM(t *testing.T) *httptest.Server {
 	t.Helper()
-	marker := regexp.MustCompile(`\[([A-Z]+[0-9]+)\]`)
+	return fakeChat(t, func(w http.ResponseWriter, _ *http.Request, marker string) {
+		answer := fmt.Sprintf("Leave the building [%s]. Call the gas company [ZZ99].", marker)
+		for i := 0; i < len(answer); i += 4 {
+			sendDelta(w, answer[i:min(i+4, len(answer))])
+		}
+		fmt.Fprint(w, "data: [DONE]\n\n")
+	})
+}
+
+// fakeChat is an OpenAI-compatible streaming chat endpoint whose answer is written by answer,
+// given the first citation marker of the prompt: no LLM exists on these machines.
+func fakeChat(t *testing.T, answer func(w http.ResponseWriter, r *http.Request, marker string)) *httptest.Server {
+	t.Helper()
+	markerRE := regexp.MustCompile(`\[([A-Z]+[0-9]+)\]`)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
 			Stream   bool `json:"stream"`
@@ -29,24 +42,31 @@ func fakeLLM(t *testing.T) *httptest.Server {
 				Content string `json:"content"`
 			} `json:"messages"`
 		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || !req.Stream || r.URL.Path != "/v1/chat/completions" {
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || !req.Stream || len(req.Messages) == 0 ||
+			r.URL.Path != "/v1/chat/completions" {
 			http.Error(w, "bad request", http.StatusBadRequest)
 			return
 		}
-		m := marker.FindStringSubmatch(req.Messages[len(req.Messages)-1].Content)
+		m := markerRE.FindStringSubmatch(req.Messages[len(req.Messages)-1].Content)
 		if m == nil {
 			http.Error(w, "no facts in the prompt", http.StatusBadRequest)
 			return
 		}
-		answer := fmt.Sprintf("Leave the building [%s]. Call the gas company [ZZ99].", m[1])
 		w.Header().Set("Content-Type", "text/event-stream")
-		for i := 0; i < len(answer); i += 4 {
-			sendDelta(w, answer[i:min(i+4, len(answer))])
-		}
-		fmt.Fprint(w, "data: [DONE]\n\n")
+		answer(w, r, m[1])
 	}))
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// deltaOf reads an answer event's delta.
+func deltaOf(t *testing.T, ev sse.Event) string {
+	t.Helper()
+	var d struct {
+		Delta string `json:"delta"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(ev.Data), &d))
+	return d.Delta
 }
 
 // sendDelta writes one chunk of an OpenAI-compatible streamed chat completion.

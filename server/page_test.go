@@ -2,14 +2,12 @@ package server_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -59,31 +57,17 @@ func artifactDir(t *testing.T) string {
 // something the test can see without timing anything.
 func heldLLM(t *testing.T, release <-chan struct{}) *httptest.Server {
 	t.Helper()
-	marker := regexp.MustCompile(`\[([A-Z]+[0-9]+)\]`)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			Messages []struct {
-				Content string `json:"content"`
-			} `json:"messages"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-			http.Error(w, "bad request", http.StatusBadRequest)
-			return
-		}
-		m := marker.FindStringSubmatch(req.Messages[len(req.Messages)-1].Content)
-		w.Header().Set("Content-Type", "text/event-stream")
+	return fakeChat(t, func(w http.ResponseWriter, r *http.Request, marker string) {
 		sendDelta(w, "Leave the building first, ")
 		select {
 		case <-release:
 		case <-r.Context().Done():
 			return
 		}
-		sendDelta(w, "then call the gas company from outside ["+m[1]+"]. ")
+		sendDelta(w, "then call the gas company from outside ["+marker+"]. ")
 		sendDelta(w, "Never use a phone inside [ZZ99].")
 		fmt.Fprint(w, "data: [DONE]\n\n")
-	}))
-	t.Cleanup(srv.Close)
-	return srv
+	})
 }
 
 // TestPageInChromium drives the chat and audit page in real headless Chromium: ask, watch the

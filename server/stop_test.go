@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -75,26 +74,12 @@ const stalledSentence = "Leave the building at once and call the gas company fro
 
 func stallingLLM(t *testing.T) *httptest.Server {
 	t.Helper()
-	marker := regexp.MustCompile(`\[([A-Z]+[0-9]+)\]`)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			Messages []struct {
-				Content string `json:"content"`
-			} `json:"messages"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-			http.Error(w, "bad request", http.StatusBadRequest)
-			return
-		}
-		m := marker.FindStringSubmatch(req.Messages[len(req.Messages)-1].Content)
-		w.Header().Set("Content-Type", "text/event-stream")
-		for _, part := range strings.SplitAfter(stalledSentence+"["+m[1]+"]. ", " ") {
+	return fakeChat(t, func(w http.ResponseWriter, r *http.Request, marker string) {
+		for _, part := range strings.SplitAfter(stalledSentence+"["+marker+"]. ", " ") {
 			sendDelta(w, part)
 		}
 		<-r.Context().Done()
-	}))
-	t.Cleanup(srv.Close)
-	return srv
+	})
 }
 
 // openStream starts a streamed turn and returns its events as they arrive.
@@ -149,11 +134,7 @@ func untilAnswer(t *testing.T, events <-chan sse.Event) (askResponse, string) {
 		case "meta":
 			require.NoError(t, json.Unmarshal([]byte(ev.Data), &meta))
 		case "answer":
-			var d struct {
-				Delta string `json:"delta"`
-			}
-			require.NoError(t, json.Unmarshal([]byte(ev.Data), &d))
-			return meta, d.Delta
+			return meta, deltaOf(t, ev)
 		case "done", "error":
 			t.Fatalf("the stream ended before any answer: %s %s", ev.Type, ev.Data)
 		}
@@ -189,11 +170,7 @@ func TestStopRequested(t *testing.T) {
 		last = ev.Type
 		switch ev.Type {
 		case "answer":
-			var d struct {
-				Delta string `json:"delta"`
-			}
-			require.NoError(t, json.Unmarshal([]byte(ev.Data), &d))
-			received += d.Delta
+			received += deltaOf(t, ev)
 		case "stopped":
 			require.NoError(t, json.Unmarshal([]byte(ev.Data), &end))
 		default:
@@ -285,11 +262,7 @@ func TestStopAcrossReplicas(t *testing.T) {
 	for ev := range events {
 		last = ev.Type
 		if ev.Type == "answer" {
-			var d struct {
-				Delta string `json:"delta"`
-			}
-			require.NoError(t, json.Unmarshal([]byte(ev.Data), &d))
-			received += d.Delta
+			received += deltaOf(t, ev)
 		}
 	}
 	require.Equal(t, "stopped", last, "the stream on the other replica ended with stopped")

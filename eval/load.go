@@ -33,8 +33,11 @@ type LoadReport struct {
 	NonRerank   LatencySummary            `json:"non_rerank"`
 	// RatioToRerank is the end-to-end p50 over the rerank stage's p50: how close the turn is to
 	// costing only its cross-encoder.
-	RatioToRerank float64  `json:"ratio_end_to_end_to_rerank_p50"`
-	Order         []string `json:"-"`
+	RatioToRerank float64 `json:"ratio_end_to_end_to_rerank_p50"`
+	// Throughput is the measured requests over the wall time they took, all in flight together.
+	Throughput float64       `json:"requests_per_s"`
+	Elapsed    time.Duration `json:"-"`
+	Order      []string      `json:"-"`
 }
 
 type askTimings struct {
@@ -64,6 +67,7 @@ func Load(ctx context.Context, cfg LoadConfig) (*LoadReport, error) {
 		firstEr error
 	)
 	work := make(chan Query)
+	start := time.Now()
 	var wg sync.WaitGroup
 	for range cfg.Concurrency {
 		wg.Add(1)
@@ -107,11 +111,13 @@ func Load(ctx context.Context, cfg LoadConfig) (*LoadReport, error) {
 	}
 	close(work)
 	wg.Wait()
+	elapsed := time.Since(start)
 	if firstEr != nil {
 		return nil, firstEr
 	}
 	r := &LoadReport{URL: cfg.URL, Requests: len(e2e), Concurrency: cfg.Concurrency, Stages: map[string]LatencySummary{},
-		EndToEnd: Summarize(e2e), NonRerank: Summarize(nonRR), Order: order}
+		EndToEnd: Summarize(e2e), NonRerank: Summarize(nonRR), Order: order,
+		Throughput: float64(len(e2e)) / elapsed.Seconds(), Elapsed: elapsed}
 	for s, ds := range stages {
 		r.Stages[s] = Summarize(ds)
 	}
@@ -163,6 +169,7 @@ func (r *LoadReport) WriteTable(w io.Writer) error {
 	row("server total", r.Stages["total"])
 	row("all but rerank", r.NonRerank)
 	row("client end to end", r.EndToEnd)
+	fmt.Fprintf(tw, "\nthroughput: %.1f requests/s (%d in %s)\n", r.Throughput, r.Requests, r.Elapsed.Round(time.Millisecond))
 	if r.RatioToRerank > 0 {
 		fmt.Fprintf(tw, "\nend-to-end p50 / rerank p50 = %.2f\n", r.RatioToRerank)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
+	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
@@ -453,4 +454,40 @@ func Terms(text string) []string {
 		out[i] = string(t.Term)
 	}
 	return out
+}
+
+// Segments is how many segments the index is made of: each query visits every one.
+func (ix *Index) Segments() (int, error) {
+	sc, err := ix.scorch()
+	if err != nil {
+		return 0, err
+	}
+	v, _ := sc.StatsMap()["TotFileSegmentsAtRoot"].(uint64)
+	return int(v), nil
+}
+
+// Compact merges every segment into one and waits until it is done. After a bulk load the
+// background merger leaves tiers of segments behind; one segment reads each term's postings
+// once. Later changes add small segments again, which the merger handles as usual.
+func (ix *Index) Compact(ctx context.Context) error {
+	sc, err := ix.scorch()
+	if err != nil {
+		return err
+	}
+	if err := sc.ForceMerge(ctx, nil); err != nil {
+		return fmt.Errorf("index: compacting: %w", err)
+	}
+	return nil
+}
+
+func (ix *Index) scorch() (*scorch.Scorch, error) {
+	adv, err := ix.bleve.Advanced()
+	if err != nil {
+		return nil, fmt.Errorf("index: %w", err)
+	}
+	sc, ok := adv.(*scorch.Scorch)
+	if !ok {
+		return nil, fmt.Errorf("index: %T is not a scorch index", adv)
+	}
+	return sc, nil
 }

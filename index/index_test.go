@@ -2,6 +2,7 @@ package index_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -207,4 +208,22 @@ func TestSearchInAndCoverage(t *testing.T) {
 	empty, err := ix.Coverage("the of and", []string{"anything"})
 	require.NoError(t, err)
 	require.Equal(t, []float64{0}, empty, "a question of stop words covers nothing")
+}
+
+func TestCompactMergesIntoOneSegment(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ix, err := index.Open(b.dir, nil)
+	require.NoError(t, err)
+	defer ix.Close()
+	for i := range 3 { // three catch-ups, three batches, usually three segments
+		b.save(t, fmt.Sprintf("k%d", i), "h", "T", fmt.Sprintf("smoke alarm number %d", i))
+		_, err := ix.CatchUp(b.ctx, b.store)
+		require.NoError(t, err)
+	}
+	require.NoError(t, ix.Compact(b.ctx))
+	segs, err := ix.Segments()
+	require.NoError(t, err)
+	require.Equal(t, 1, segs)
+	require.Len(t, b.search(t, ix, "smoke alarm"), 3, "every chunk is still found")
 }

@@ -21,6 +21,7 @@ type evalCmd struct {
 	Conversations evalConversationsCmd `cmd:"" help:"Multi-turn retrieval on MTRAG and DSTC11 conversations: last turn, all questions, the reference (LLM rewrite, or the entity's name), and ragd's carry-over."`
 	Ask           evalAskCmd           `cmd:"" name:"ask" help:"Latency of /v1/ask on a running server, per stage and end to end."`
 	Compaction    evalCompactionCmd    `cmd:"" help:"Replays MultiWOZ dialogues through each context compaction strategy: tokens, retention, goal boundaries."`
+	Scale         evalScaleCmd         `cmd:"" name:"scale" help:"Load recombined corpora of growing size (no model needed) and time the /v1/ask turn over each."`
 }
 
 type evalBeirCmd struct {
@@ -160,7 +161,7 @@ type evalAskCmd struct {
 	Dir         string `arg:"" help:"BEIR directory whose queries.jsonl (and qrels split) supply the questions." type:"existingdir"`
 	URL         string `help:"Base URL of the running server." default:"http://127.0.0.1:8080" name:"url"`
 	Split       string `help:"Qrels split whose queries are sent." default:"test"`
-	N           int    `help:"Queries to send (0 = all of the split)." default:"0"`
+	N           int    `help:"Requests to send (0 = each query of the split once; more cycles through them again)." default:"0"`
 	Warmup      int    `help:"Queries sent first and not measured." default:"5"`
 	Concurrency int    `help:"Requests in flight." default:"1"`
 	JSON        string `help:"Also write the report as JSON to this file ('-' for stdout)." name:"json"`
@@ -174,7 +175,10 @@ func (c evalAskCmd) Run(ctx context.Context) error {
 	}
 	qs := ds.Queries
 	if c.N > 0 {
-		qs = qs[:min(c.N, len(qs))]
+		qs = nil
+		for i := range c.N {
+			qs = append(qs, ds.Queries[i%len(ds.Queries)])
+		}
 	}
 	r, err := eval.Load(ctx, eval.LoadConfig{URL: strings.TrimRight(c.URL, "/"), Queries: qs, Warmup: c.Warmup, Concurrency: c.Concurrency})
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"sync"
 	"time"
 
@@ -26,11 +27,17 @@ type serveCmd struct {
 	// their request.
 	UploadAsyncBytes int64         `help:"Largest upload ingested inside its request; larger ones become jobs to poll (-1: never)." default:"1048576" name:"upload-async-bytes"`
 	IngestTimeout    time.Duration `help:"Longest the ingest of one upload may take, in its request or as a job." default:"10m"`
+	Pprof            string        `help:"Serve Go's profiles (net/http/pprof) on this loopback address, e.g. 127.0.0.1:6060. Empty serves none." name:"pprof"`
 }
 
 func (c serveCmd) Run(ctx context.Context, a *app) error {
 	if c.IndexPoll <= 0 {
 		return fmt.Errorf("--index-poll must be positive")
+	}
+	if c.Pprof != "" {
+		if err := loopback(c.Pprof); err != nil {
+			return fmt.Errorf("--pprof: %w", err)
+		}
 	}
 	// Bind before anything slow: a taken port is reported at once, not after the models, the
 	// database and the index have been opened.
@@ -87,6 +94,13 @@ func (c serveCmd) Run(ctx context.Context, a *app) error {
 	background.Go(func() {
 		a.keepListening(bgCtx, "stop requests", func(ctx context.Context) error { return a.store.ListenStops(ctx, srv.StopStream) })
 	})
+	if c.Pprof != "" {
+		stop, err := servePprof(c.Pprof, a.logger)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	a.logger.Info("ragd serving", slog.String("addr", ln.Addr().String()), slog.String("version", version()))
 	errc := make(chan error, 1)
@@ -110,11 +124,17 @@ func (c serveCmd) Run(ctx context.Context, a *app) error {
 
 // pipeline wires the turn pipeline from what the app opened.
 func (a *app) pipeline() (*ask.Pipeline, error) {
-	d := ask.Deps{Index: a.index, Store: a.store, Embedder: embedderOrNil(a), Reranker: rerankerOrNil(a),
-		Intent: turnIntent{}, Logger: a.logger, Monitors: ask.Monitors{
-			Drift:         mode.NewDrift(mode.DriftConfig{Logger: a.logger}),
-			LowConfidence: mode.NewLowConfidence(mode.LowConfidenceConfig{Threshold: a.cfg.ModeThreshold, Logger: a.logger}),
-		}}
+	return a.pipelineWith(ask.Deps{Index: a.index, Store: a.store, Embedder: embedderOrNil(a), Reranker: rerankerOrNil(a)})
+}
+
+// pipelineWith completes d, which names the index, the store and the models, with what every
+// turn pipeline of ragd has: the intent classifier, the mode monitors and the LLM as configured.
+func (a *app) pipelineWith(d ask.Deps) (*ask.Pipeline, error) {
+	d.Intent, d.Logger = turnIntent{}, a.logger
+	d.Monitors = ask.Monitors{
+		Drift:         mode.NewDrift(mode.DriftConfig{Logger: a.logger}),
+		LowConfidence: mode.NewLowConfidence(mode.LowConfidenceConfig{Threshold: a.cfg.ModeThreshold, Logger: a.logger}),
+	}
 	if a.cfg.LLMURL != "" {
 		client, err := llm.New(a.cfg.llmConfig())
 		if err != nil {
@@ -195,4 +215,39 @@ func (turnIntent) Classify(text string, history, sources []string) ask.Intent {
 		in.Entities = intent.CompareEntities(text, history)
 	}
 	return in
+}
+
+// loopback checks that addr listens on a loopback address only: profiles show the program's
+// internals and cost CPU to take, so they are never served to the network.
+func loopback(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return err
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("%q is not a loopback address (use 127.0.0.1:PORT or [::1]:PORT)", addr)
+	}
+	return nil
+}
+
+// servePprof serves net/http/pprof on its own listener, apart from the API, and returns the
+// function that stops it.
+func servePprof(addr string, logger *slog.Logger) (func(), error) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--pprof: listening on %s: %w", addr, err)
+	}
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = hs.Serve(ln) }()
+	logger.Info("profiles served", slog.String("addr", "http://"+ln.Addr().String()+"/debug/pprof/"))
+	return func() { _ = hs.Close() }, nil
 }

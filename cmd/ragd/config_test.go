@@ -151,3 +151,13 @@ func TestConfigOtherFlags(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, cli.KG, "--no-kg turns the graph off whatever the environment says")
 }
+
+func TestPprofListensOnLoopbackOnly(t *testing.T) {
+	t.Parallel()
+	for _, ok := range []string{"127.0.0.1:6060", "[::1]:6060", "localhost:0"} {
+		require.NoError(t, loopback(ok), ok)
+	}
+	for _, bad := range []string{"0.0.0.0:6060", ":6060", "10.0.0.1:6060", "example.com:6060", "6060"} {
+		require.Error(t, loopback(bad), bad)
+	}
+}

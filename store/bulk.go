@@ -1,0 +1,199 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/pgvector/pgvector-go"
+)
+
+// BulkConfig tunes LoadThenIndex.
+type BulkConfig struct {
+	// MaintenanceWorkMem is PostgreSQL's maintenance_work_mem for the index build. pgvector
+	// builds the HNSW graph in memory while it fits and much more slowly once it does not: at
+	// 1M x 384 the graph takes about 3 GB.
+	MaintenanceWorkMem string
+	// ParallelWorkers is max_parallel_maintenance_workers for the build; 0 keeps the server's.
+	ParallelWorkers int
+}
+
+// LoadStats says where a bulk load spent its time.
+type LoadStats struct {
+	DropIndex  time.Duration
+	BuildIndex time.Duration
+	Indexes    []string // the vector indexes rebuilt
+}
+
+// LoadThenIndex runs load in one transaction with the chunks' vector (HNSW) indexes dropped, and
+// builds them again before it commits. Inserting into an HNSW index costs a graph search per row
+// (300-700 rows/s measured on 2 cores), COPY into an unindexed table about 100k rows/s, and one
+// build at the end a fraction of the inserts' time. The indexes are rebuilt from their own
+// definitions read from the catalog, so the migrations stay their one source. Everything is one
+// transaction, so a failure or a crash leaves the table and its indexes as they were.
+//
+// Dropping an index locks the table until the commit: readers wait. It is meant for loading a
+// corpus before serving it (ragd eval scale), not beside a server answering from the table.
+func (s *Store) LoadThenIndex(ctx context.Context, cfg BulkConfig, load func(ctx context.Context, tx *Store) error) (LoadStats, error) {
+	var st LoadStats
+	err := s.InTx(ctx, func(tx *Store) error {
+		defs, err := tx.vectorIndexes(ctx)
+		if err != nil {
+			return err
+		}
+		t := time.Now()
+		for _, d := range defs {
+			if _, err := tx.db.Exec(ctx, "DROP INDEX "+pgx.Identifier{d.Schema, d.Name}.Sanitize()); err != nil {
+				return fmt.Errorf("store: dropping %s before the load: %w", d.Name, err)
+			}
+			st.Indexes = append(st.Indexes, d.Name)
+		}
+		st.DropIndex = time.Since(t)
+		if err := load(ctx, tx); err != nil {
+			return err
+		}
+		t = time.Now()
+		if err := tx.buildIndexes(ctx, cfg, defs); err != nil {
+			return err
+		}
+		st.BuildIndex = time.Since(t)
+		return nil
+	})
+	return st, err
+}
+
+type indexDef struct {
+	Schema, Name, SQL string
+}
+
+// vectorIndexes lists the HNSW indexes on chunks with their CREATE statements.
+func (s *Store) vectorIndexes(ctx context.Context) ([]indexDef, error) {
+	rows, err := s.db.Query(ctx, `
+		SELECT n.nspname, i.relname, pg_get_indexdef(i.oid)
+		FROM pg_index x
+		JOIN pg_class i ON i.oid = x.indexrelid
+		JOIN pg_namespace n ON n.oid = i.relnamespace
+		JOIN pg_am am ON am.oid = i.relam
+		WHERE x.indrelid = 'chunks'::regclass AND am.amname = 'hnsw'
+		ORDER BY i.relname`)
+	if err != nil {
+		return nil, fmt.Errorf("store: reading vector indexes: %w", err)
+	}
+	defs, err := pgx.CollectRows(rows, pgx.RowToStructByPos[indexDef])
+	if err != nil {
+		return nil, fmt.Errorf("store: reading vector indexes: %w", err)
+	}
+	return defs, nil
+}
+
+// buildIndexes creates the indexes with the build's settings, local to the transaction s is in.
+func (s *Store) buildIndexes(ctx context.Context, cfg BulkConfig, defs []indexDef) error {
+	if cfg.MaintenanceWorkMem != "" {
+		if _, err := s.db.Exec(ctx, "SELECT set_config('maintenance_work_mem', $1, true)", cfg.MaintenanceWorkMem); err != nil {
+			return fmt.Errorf("store: maintenance_work_mem %q: %w", cfg.MaintenanceWorkMem, err)
+		}
+	}
+	if cfg.ParallelWorkers > 0 {
+		if _, err := s.db.Exec(ctx, "SELECT set_config('max_parallel_maintenance_workers', $1, true)", fmt.Sprint(cfg.ParallelWorkers)); err != nil {
+			return fmt.Errorf("store: max_parallel_maintenance_workers: %w", err)
+		}
+	}
+	for _, d := range defs {
+		t := time.Now()
+		if _, err := s.db.Exec(ctx, d.SQL); err != nil {
+			return fmt.Errorf("store: building %s: %w", d.Name, err)
+		}
+		s.logger.InfoContext(ctx, "vector index built", slog.String("index", d.Name), slog.Duration("took", time.Since(t)))
+	}
+	return nil
+}
+
+// Sizes are the bytes on disk of the chunks table and of each of its indexes.
+type Sizes struct {
+	ChunksTable int64            // heap and TOAST, without indexes
+	Indexes     map[string]int64 // by index name
+}
+
+// StorageSizes reads the on-disk sizes of the chunks table and its indexes.
+func (s *Store) StorageSizes(ctx context.Context) (Sizes, error) {
+	out := Sizes{Indexes: map[string]int64{}}
+	if err := s.db.QueryRow(ctx, "SELECT pg_table_size('chunks')").Scan(&out.ChunksTable); err != nil {
+		return out, fmt.Errorf("store: table size: %w", err)
+	}
+	rows, err := s.db.Query(ctx, `
+		SELECT i.relname, pg_relation_size(i.oid)
+		FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid
+		WHERE x.indrelid = 'chunks'::regclass`)
+	if err != nil {
+		return out, fmt.Errorf("store: index sizes: %w", err)
+	}
+	var name string
+	var size int64
+	_, err = pgx.ForEachRow(rows, []any{&name, &size}, func() error {
+		out.Indexes[name] = size
+		return nil
+	})
+	if err != nil {
+		return out, fmt.Errorf("store: index sizes: %w", err)
+	}
+	return out, nil
+}
+
+// DataDirectory returns the server's data directory, or "" when the role may not read it.
+func (s *Store) DataDirectory(ctx context.Context) (dataDir string, err error) {
+	err = s.db.QueryRow(ctx, "SELECT coalesce(current_setting('data_directory', true), '')").Scan(&dataDir)
+	if err != nil {
+		return "", fmt.Errorf("store: data directory: %w", err)
+	}
+	return dataDir, nil
+}
+
+// SearchVectorExact is SearchVector without the index: the true k nearest active chunks, by a
+// scan of the table. For measuring the recall of the HNSW search; slow on large tables.
+func (s *Store) SearchVectorExact(ctx context.Context, q []float32, k int) ([]int64, error) {
+	var ids []int64
+	err := s.InTx(ctx, func(tx *Store) error {
+		if _, err := tx.db.Exec(ctx, "SET LOCAL enable_indexscan = off; SET LOCAL enable_bitmapscan = off"); err != nil {
+			return fmt.Errorf("store: exact search settings: %w", err)
+		}
+		rows, err := tx.db.Query(ctx, `SELECT id FROM chunks WHERE active AND embedding IS NOT NULL
+			ORDER BY embedding <=> $1 LIMIT $2`, pgvector.NewVector(q), k)
+		if err != nil {
+			return fmt.Errorf("store: exact search: %w", err)
+		}
+		ids, err = pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			return fmt.Errorf("store: exact search: %w", err)
+		}
+		return nil
+	})
+	return ids, err
+}
+
+// CountChunks returns how many chunks are searchable.
+func (s *Store) CountChunks(ctx context.Context) (int, error) {
+	var n int
+	if err := s.db.QueryRow(ctx, "SELECT count(*) FROM chunks WHERE active").Scan(&n); err != nil {
+		return 0, fmt.Errorf("store: counting chunks: %w", err)
+	}
+	return n, nil
+}
+
+// DropSchema removes a schema and everything in it. It refuses public: it exists for the
+// throwaway schemas of evaluation runs.
+func DropSchema(ctx context.Context, url, schema string) error {
+	if schema == "" || schema == "public" {
+		return fmt.Errorf("store: refusing to drop schema %q", schema)
+	}
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return fmt.Errorf("store: connecting: %w", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
+		return fmt.Errorf("store: dropping schema %s: %w", schema, err)
+	}
+	return nil
+}

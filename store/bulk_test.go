@@ -1,0 +1,74 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ragd/ragd"
+	"github.com/ragd/ragd/internal/dbtest"
+	"github.com/ragd/ragd/store"
+)
+
+// A bulk load drops the vector index, loads, and builds it again in one transaction: the index
+// is back afterwards and answers, and a failed load leaves table and index as they were.
+func TestLoadThenIndex(t *testing.T) {
+	t.Parallel()
+	ctx, s := setup(t)
+	before, err := s.StorageSizes(ctx)
+	require.NoError(t, err)
+	require.Contains(t, before.Indexes, "chunks_embedding_idx")
+
+	st, err := s.LoadThenIndex(ctx, store.BulkConfig{MaintenanceWorkMem: "64MB"}, func(ctx context.Context, tx *store.Store) error {
+		sizes, err := tx.StorageSizes(ctx)
+		require.NoError(t, err)
+		require.NotContains(t, sizes.Indexes, "chunks_embedding_idx", "the index is dropped while loading")
+		var vs []ragd.NewVersion
+		for i := range 30 {
+			v := version(fmt.Sprintf("bulk-%d", i), "h", fmt.Sprintf("chunk %d", i))
+			v.Chunks[0].Embedding = unit(i%dbtest.Dim, (i+1)%dbtest.Dim, 0.1)
+			vs = append(vs, v)
+		}
+		_, err = tx.SaveVersions(ctx, vs)
+		return err
+	})
+	require.NoError(t, err)
+	require.Equal(t, []string{"chunks_embedding_idx"}, st.Indexes)
+	after, err := s.StorageSizes(ctx)
+	require.NoError(t, err)
+	require.Contains(t, after.Indexes, "chunks_embedding_idx", "the index is built again")
+	require.Positive(t, after.ChunksTable)
+	n, err := s.CountChunks(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 30, n)
+
+	hits, err := s.SearchVector(ctx, unit(7, 8, 0.1), 3, nil)
+	require.NoError(t, err)
+	exact, err := s.SearchVectorExact(ctx, unit(7, 8, 0.1), 3)
+	require.NoError(t, err)
+	require.Len(t, hits, 3)
+	require.Equal(t, exact[0], hits[0].ChunkID)
+
+	boom := errors.New("load failed")
+	_, err = s.LoadThenIndex(ctx, store.BulkConfig{}, func(ctx context.Context, tx *store.Store) error {
+		_, err := tx.SaveVersions(ctx, []ragd.NewVersion{version("lost", "h", "never kept")})
+		require.NoError(t, err)
+		return boom
+	})
+	require.ErrorIs(t, err, boom)
+	again, err := s.StorageSizes(ctx)
+	require.NoError(t, err)
+	require.Contains(t, again.Indexes, "chunks_embedding_idx", "a failed load keeps the index")
+	n, err = s.CountChunks(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 30, n, "and writes nothing")
+}
+
+func TestDropSchemaRefusesPublic(t *testing.T) {
+	t.Parallel()
+	require.ErrorContains(t, store.DropSchema(context.Background(), "postgres://unused", "public"), "refusing")
+	require.ErrorContains(t, store.DropSchema(context.Background(), "postgres://unused", ""), "refusing")
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/ragd/ragd/embed"
@@ -31,6 +32,38 @@ func BenchmarkEmbed64(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+		})
+	}
+}
+
+// BenchmarkConcurrentQueries has 8 turns in flight, each embedding its question, with model runs
+// shared between turns (the default) and with each run kept to one turn. Read queries/s.
+func BenchmarkConcurrentQueries(b *testing.B) {
+	const turns = 8
+	for _, solo := range []bool{false, true} {
+		name := "shared"
+		if solo {
+			name = "solo"
+		}
+		b.Run(name, func(b *testing.B) {
+			e, err := embed.Open(encoder.Config{Dir: modeltest.Dir(b, modeltest.Embedding), Runtime: encoder.ORT,
+				ORTLibrary: modeltest.ORTLibrary(), BatchSize: 16, SoloBatches: solo})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer e.Close()
+			for b.Loop() {
+				var wg sync.WaitGroup
+				for i := range turns {
+					wg.Go(func() {
+						if _, err := e.Embed(context.Background(), []string{fmt.Sprintf("does vitamin d %d prevent bone loss in older adults", i)}); err != nil {
+							b.Error(err)
+						}
+					})
+				}
+				wg.Wait()
+			}
+			b.ReportMetric(float64(b.N*turns)/b.Elapsed().Seconds(), "queries/s")
 		})
 	}
 }

@@ -16,16 +16,20 @@ import (
 	"github.com/ragd/ragd/encoder"
 )
 
-// Embedder turns texts into unit vectors. It is safe for concurrent use; runs are serialized
-// because one run already uses every core.
+// Embedder turns texts into unit vectors. It is safe for concurrent use. On ONNX Runtime,
+// concurrent callers share model runs (encoder.Batcher): callers tokenize their own texts and one
+// goroutine runs the graph. The pure-Go backend runs one caller's batch at a time.
 type Embedder struct {
 	model   *encoder.Model
 	runtime encoder.Runtime
 	dim     int
 	batch   int
 
+	tk      *encoder.Tokenizer          // ONNX Runtime
+	batcher *encoder.Batcher[[]float32] // ONNX Runtime
+
 	mu    sync.Mutex
-	run   func(texts []string) ([][]float32, error) // one batch
+	run   func(texts []string) ([][]float32, error) // one batch, pure Go
 	close func() error
 }
 
@@ -45,7 +49,7 @@ func Open(cfg encoder.Config) (*Embedder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("embed: %w", err)
 	}
-	probe, err := e.run([]string{"probe"})
+	probe, err := e.Embed(context.Background(), []string{"probe"})
 	if err != nil {
 		e.close()
 		return nil, fmt.Errorf("embed: %w: probe run failed: %w", encoder.ErrModel, err)
@@ -68,19 +72,17 @@ func (e *Embedder) openORT(cfg encoder.Config) error {
 	if err != nil {
 		return err
 	}
-	e.close = s.Close
-	e.run = func(texts []string) ([][]float32, error) {
-		seqs := make([]encoder.Sequence, len(texts))
-		for i, t := range texts {
-			if seqs[i], err = tk.Encode(t); err != nil {
-				return nil, err
-			}
-		}
+	e.tk = tk
+	e.batcher = encoder.NewBatcher(cfg.BatchSize, !cfg.SoloBatches, func(seqs []encoder.Sequence) ([][]float32, error) {
 		out, err := s.Run(seqs)
 		if err != nil {
 			return nil, err
 		}
 		return pool(out, seqs)
+	})
+	e.close = func() error {
+		e.batcher.Close()
+		return s.Close()
 	}
 	return nil
 }
@@ -170,6 +172,20 @@ func (e *Embedder) Dir() string { return e.model.Dir }
 
 // Embed returns one unit vector per text, in order. Texts run in batches of similar length.
 func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if e.batcher != nil {
+		seqs := make([]encoder.Sequence, len(texts))
+		for i, t := range texts {
+			var err error
+			if seqs[i], err = e.tk.Encode(t); err != nil {
+				return nil, fmt.Errorf("embed: %w", err)
+			}
+		}
+		vecs, err := e.batcher.Run(ctx, seqs)
+		if err != nil {
+			return nil, fmt.Errorf("embed: %w", err)
+		}
+		return vecs, nil
+	}
 	vecs, err := encoder.RunBatched(ctx, texts, e.batch, func(batch []string) ([][]float32, error) {
 		e.mu.Lock()
 		defer e.mu.Unlock()

@@ -46,7 +46,10 @@ type Config struct {
 	BatchSize int
 	// Threads is ONNX Runtime's intra-op thread count; 0 uses every core.
 	Threads int
-	Logger  *slog.Logger
+	// SoloBatches keeps every model run to one caller's inputs, as before runs were shared
+	// between concurrent callers (see Batcher); for measuring what sharing gains.
+	SoloBatches bool
+	Logger      *slog.Logger
 }
 
 // WithDefaults fills the zero fields.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/ragd/ragd/encoder"
@@ -31,6 +32,44 @@ func BenchmarkScore40(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+		})
+	}
+}
+
+// BenchmarkConcurrentTurns has 8 turns in flight, each scoring its 40 candidates against its
+// own question, with model runs shared between turns (the default) and with each run kept to one
+// turn: the cross-request batching gain. Read pairs/s.
+func BenchmarkConcurrentTurns(b *testing.B) {
+	const turns, candidates = 8, 40
+	passages := make([]string, candidates)
+	for i := range passages {
+		passages[i] = strings.Repeat(fmt.Sprintf("passage %d says something about smoke alarms and batteries. ", i), 20)
+	}
+	for _, solo := range []bool{false, true} {
+		name := "shared"
+		if solo {
+			name = "solo"
+		}
+		b.Run(name, func(b *testing.B) {
+			s, err := rerank.Open(encoder.Config{Dir: modeltest.Dir(b, modeltest.CrossEncoder), Runtime: encoder.ORT,
+				ORTLibrary: modeltest.ORTLibrary(), BatchSize: 8, SoloBatches: solo})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			for b.Loop() {
+				var wg sync.WaitGroup
+				for i := range turns {
+					wg.Go(func() {
+						q := fmt.Sprintf("how often should smoke alarm batteries be replaced in house %d", i)
+						if _, err := s.Score(context.Background(), q, passages[:candidates-i]); err != nil {
+							b.Error(err)
+						}
+					})
+				}
+				wg.Wait()
+			}
+			b.ReportMetric(float64(b.N*(turns*candidates-turns*(turns-1)/2))/b.Elapsed().Seconds(), "pairs/s")
 		})
 	}
 }

@@ -15,15 +15,19 @@ import (
 	"github.com/ragd/ragd/encoder"
 )
 
-// Scorer scores passages against a query. It is safe for concurrent use; runs are serialized
-// because one run already uses every core.
+// Scorer scores passages against a query. It is safe for concurrent use. On ONNX Runtime,
+// concurrent turns share model runs (encoder.Batcher): each caller tokenizes its own pairs and
+// one goroutine runs the graph. The pure-Go backend runs one caller's batch at a time.
 type Scorer struct {
 	model   *encoder.Model
 	runtime encoder.Runtime
 	batch   int
 
+	tk      *encoder.Tokenizer        // ONNX Runtime
+	batcher *encoder.Batcher[float32] // ONNX Runtime
+
 	mu    sync.Mutex
-	run   func(query string, passages []string) ([]float32, error) // one batch, input order
+	run   func(query string, passages []string) ([]float32, error) // one batch, input order; pure Go
 	close func() error
 }
 
@@ -43,7 +47,7 @@ func Open(cfg encoder.Config) (*Scorer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rerank: %w", err)
 	}
-	if _, err := s.run("probe", []string{"probe passage"}); err != nil {
+	if _, err := s.Score(context.Background(), "probe", []string{"probe passage"}); err != nil {
 		s.close()
 		return nil, fmt.Errorf("rerank: %w: probe run failed: %w", encoder.ErrModel, err)
 	}
@@ -60,26 +64,24 @@ func (s *Scorer) openORT(cfg encoder.Config) error {
 	if err != nil {
 		return err
 	}
-	s.close = sess.Close
-	s.run = func(query string, passages []string) ([]float32, error) {
-		seqs := make([]encoder.Sequence, len(passages))
-		for i, p := range passages {
-			if seqs[i], err = tk.EncodePair(query, p); err != nil {
-				return nil, err
-			}
-		}
+	s.tk = tk
+	s.batcher = encoder.NewBatcher(cfg.BatchSize, !cfg.SoloBatches, func(seqs []encoder.Sequence) ([]float32, error) {
 		out, err := sess.Run(seqs)
 		if err != nil {
 			return nil, err
 		}
-		if len(out.Shape) != 2 || out.Shape[1] != 1 || int(out.Shape[0]) != len(passages) {
-			return nil, fmt.Errorf("%w: output shape %v, want [%d, 1]", encoder.ErrModel, out.Shape, len(passages))
+		if len(out.Shape) != 2 || out.Shape[1] != 1 || int(out.Shape[0]) != len(seqs) {
+			return nil, fmt.Errorf("%w: output shape %v, want [%d, 1]", encoder.ErrModel, out.Shape, len(seqs))
 		}
-		scores := make([]float32, len(passages))
+		scores := make([]float32, len(seqs))
 		for i, logit := range out.Data {
 			scores[i] = float32(1 / (1 + math.Exp(-float64(logit))))
 		}
 		return scores, nil
+	})
+	s.close = func() error {
+		s.batcher.Close()
+		return sess.Close()
 	}
 	return nil
 }
@@ -126,6 +128,20 @@ func (s *Scorer) Dir() string { return s.model.Dir }
 // Score returns one score per passage, in order: higher means more relevant to query. Passages
 // run in batches of similar length.
 func (s *Scorer) Score(ctx context.Context, query string, passages []string) ([]float32, error) {
+	if s.batcher != nil {
+		seqs := make([]encoder.Sequence, len(passages))
+		for i, p := range passages {
+			var err error
+			if seqs[i], err = s.tk.EncodePair(query, p); err != nil {
+				return nil, fmt.Errorf("rerank: %w", err)
+			}
+		}
+		scores, err := s.batcher.Run(ctx, seqs)
+		if err != nil {
+			return nil, fmt.Errorf("rerank: %w", err)
+		}
+		return scores, nil
+	}
 	scores, err := encoder.RunBatched(ctx, passages, s.batch, func(batch []string) ([]float32, error) {
 		s.mu.Lock()
 		defer s.mu.Unlock()

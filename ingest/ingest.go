@@ -12,7 +12,10 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
+	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/ragd/ragd"
 	"github.com/ragd/ragd/chunk"
@@ -74,6 +77,9 @@ type Ingester struct {
 	cfg      Config
 	store    ragd.Store
 	embedder Embedder
+	// storeMu keeps the pipeline's stages to one store call at a time: the store may be a single
+	// connection (a transaction), and the calls overlap embedding either way.
+	storeMu sync.Mutex
 }
 
 // New returns an Ingester.
@@ -137,10 +143,22 @@ type prepared struct {
 // understood fails alone, reported through onResult (which may be nil) and counted in Stats;
 // ingest goes on with the others. A store or embedding failure stops the run: the batch in
 // flight is rolled back, and what was committed before stays (running again resumes).
+//
+// Ingest is a pipeline of four stages joined by queues of one batch, so that embedding (the
+// slow stage, which uses every core) never waits for the others: reading and extracting, looking
+// up and chunking, embedding, and writing. Batches are written in order, one transaction each.
+// A document in two batches in a row may be embedded twice (its second lookup ran before its
+// first write committed); the store still records it once, as SaveVersions compares content
+// hashes under its lock.
 func (in *Ingester) Ingest(ctx context.Context, sources iter.Seq2[Source, error], onResult func(Result)) (Stats, error) {
 	start := time.Now()
-	var st Stats
+	var (
+		mu sync.Mutex
+		st Stats
+	)
 	report := func(r Result) {
+		mu.Lock()
+		defer mu.Unlock()
 		st.count(r)
 		if r.Err != nil {
 			in.cfg.Logger.WarnContext(ctx, "not ingested", slog.String("source", r.Name), slog.String("error", r.Err.Error()))
@@ -149,25 +167,92 @@ func (in *Ingester) Ingest(ctx context.Context, sources iter.Seq2[Source, error]
 			onResult(r)
 		}
 	}
+	// Each stage adds the time it spends to its own Stats, summed at the end.
+	var read, plan, emb, write Stats
+	batches := make(chan []prepared, 1)
+	planned := make(chan *work, 1)
+	embedded := make(chan *work, 1)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		defer close(batches)
+		return in.read(gctx, sources, report, batches, &read)
+	})
+	g.Go(func() error {
+		defer close(planned)
+		for b := range batches {
+			// Store calls get ctx, not gctx: cancelling a query mid-way closes its connection,
+			// and the store may be a single transaction that the caller still needs.
+			w, err := in.plan(ctx, b, &plan)
+			if err != nil {
+				return err
+			}
+			if err := send(gctx, planned, w); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	g.Go(func() error {
+		defer close(embedded)
+		for w := range planned {
+			if err := in.embed(gctx, w.changed, &emb); err != nil {
+				return err
+			}
+			if err := send(gctx, embedded, w); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	g.Go(func() error {
+		for w := range embedded {
+			results, err := in.save(ctx, w, &write)
+			if err != nil {
+				return err
+			}
+			for _, r := range results {
+				report(r)
+			}
+		}
+		return nil
+	})
+	err := g.Wait()
+	if err == nil {
+		err = ctx.Err()
+	}
+	st.Extract = read.Extract + plan.Extract
+	st.Embed = emb.Embed
+	st.Store = plan.Store + write.Store
+	st.Elapsed = time.Since(start)
+	return st, err
+}
+
+// send queues v for the next stage, unless the run was stopped.
+func send[T any](ctx context.Context, ch chan<- T, v T) error {
+	select {
+	case ch <- v:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// read extracts the sources and cuts them into batches of BatchDocs. A document that comes back
+// within one batch ends the batch: the later one must see the earlier written.
+func (in *Ingester) read(ctx context.Context, sources iter.Seq2[Source, error], report func(Result), out chan<- []prepared, st *Stats) error {
 	var batch []prepared
 	keys := map[string]bool{}
 	flush := func() error {
 		if len(batch) == 0 {
 			return nil
 		}
-		results, err := in.write(ctx, batch, &st)
-		if err != nil {
-			return err
-		}
-		for _, r := range results {
-			report(r)
-		}
-		batch, keys = batch[:0], map[string]bool{}
-		return nil
+		err := send(ctx, out, batch)
+		batch, keys = nil, map[string]bool{}
+		return err
 	}
 	for src, err := range sources {
 		if err := ctx.Err(); err != nil {
-			return st, err
+			return err
 		}
 		if err != nil {
 			report(Result{Name: src.Name, Err: err})
@@ -180,22 +265,20 @@ func (in *Ingester) Ingest(ctx context.Context, sources iter.Seq2[Source, error]
 			report(Result{Name: src.Name, Err: err})
 			continue
 		}
-		if keys[p.nv.SourceKey] { // the same document twice: the later one must see the earlier
+		if keys[p.nv.SourceKey] {
 			if err := flush(); err != nil {
-				return st, err
+				return err
 			}
 		}
 		batch = append(batch, p)
 		keys[p.nv.SourceKey] = true
 		if len(batch) >= in.cfg.BatchDocs {
 			if err := flush(); err != nil {
-				return st, err
+				return err
 			}
 		}
 	}
-	err := flush()
-	st.Elapsed = time.Since(start)
-	return st, err
+	return flush()
 }
 
 // IngestOne records a single source and returns its result, or the reason it was refused.
@@ -300,60 +383,74 @@ func EmbeddingText(title, heading, text string) string {
 	return s
 }
 
-// write embeds and stores one batch. Documents whose content is unchanged are answered from
-// their hashes without being embedded.
-func (in *Ingester) write(ctx context.Context, batch []prepared, st *Stats) ([]Result, error) {
+// work is one batch on its way through the pipeline.
+type work struct {
+	batch   []prepared
+	byKey   map[string]ragd.SaveResult // unchanged documents, then the saved ones
+	chunks  map[string]int
+	failed  map[string]error
+	changed []ragd.NewVersion
+}
+
+// plan looks a batch up in the store and chunks the documents that are new or changed. Documents
+// whose content is unchanged are answered from their hashes without being chunked or embedded.
+func (in *Ingester) plan(ctx context.Context, batch []prepared, st *Stats) (*work, error) {
 	keys := make([]string, len(batch))
 	for i, p := range batch {
 		keys[i] = p.nv.SourceKey
 	}
 	t := time.Now()
+	in.storeMu.Lock()
 	current, err := in.store.Current(ctx, keys)
+	in.storeMu.Unlock()
 	st.Store += time.Since(t)
 	if err != nil {
 		return nil, fmt.Errorf("ingest: %w", err)
 	}
-	byKey := make(map[string]ragd.SaveResult, len(batch))
-	chunks := make(map[string]int, len(batch))
-	failed := map[string]error{}
-	var changed []ragd.NewVersion
+	w := &work{batch: batch, byKey: make(map[string]ragd.SaveResult, len(batch)), chunks: make(map[string]int, len(batch)),
+		failed: map[string]error{}}
 	t = time.Now()
 	for _, p := range batch {
 		if c, ok := current[p.nv.SourceKey]; ok && c.Hash == p.nv.ContentHash {
-			byKey[p.nv.SourceKey] = ragd.SaveResult{DocID: c.DocID, Version: c.Version, Status: ragd.Unchanged}
-			chunks[p.nv.SourceKey] = c.Chunks
+			w.byKey[p.nv.SourceKey] = ragd.SaveResult{DocID: c.DocID, Version: c.Version, Status: ragd.Unchanged}
+			w.chunks[p.nv.SourceKey] = c.Chunks
 			continue
 		}
 		if err := in.split(&p); err != nil {
-			failed[p.nv.SourceKey] = err
+			w.failed[p.nv.SourceKey] = err
 			continue
 		}
-		changed = append(changed, p.nv)
-		chunks[p.nv.SourceKey] = len(p.nv.Chunks)
+		w.changed = append(w.changed, p.nv)
+		w.chunks[p.nv.SourceKey] = len(p.nv.Chunks)
 	}
 	st.Extract += time.Since(t)
-	if len(changed) > 0 {
-		if err := in.embed(ctx, changed, st); err != nil {
-			return nil, err
-		}
-		t = time.Now()
-		saved, err := in.store.SaveVersions(ctx, changed)
+	return w, nil
+}
+
+// save writes a planned and embedded batch in one transaction and returns its results in input
+// order.
+func (in *Ingester) save(ctx context.Context, w *work, st *Stats) ([]Result, error) {
+	if len(w.changed) > 0 {
+		t := time.Now()
+		in.storeMu.Lock()
+		saved, err := in.store.SaveVersions(ctx, w.changed)
+		in.storeMu.Unlock()
 		st.Store += time.Since(t)
 		if err != nil {
 			return nil, fmt.Errorf("ingest: %w", err)
 		}
 		for i, s := range saved {
-			byKey[changed[i].SourceKey] = s
+			w.byKey[w.changed[i].SourceKey] = s
 		}
 	}
-	results := make([]Result, len(batch))
-	for i, p := range batch {
-		if err := failed[p.nv.SourceKey]; err != nil {
+	results := make([]Result, len(w.batch))
+	for i, p := range w.batch {
+		if err := w.failed[p.nv.SourceKey]; err != nil {
 			results[i] = Result{Name: p.name, Err: err}
 			continue
 		}
-		s := byKey[p.nv.SourceKey]
-		results[i] = Result{Name: p.name, DocID: s.DocID.String(), Version: s.Version, Status: s.Status, Chunks: chunks[p.nv.SourceKey]}
+		s := w.byKey[p.nv.SourceKey]
+		results[i] = Result{Name: p.name, DocID: s.DocID.String(), Version: s.Version, Status: s.Status, Chunks: w.chunks[p.nv.SourceKey]}
 	}
 	return results, nil
 }
@@ -390,4 +487,30 @@ func (in *Ingester) embed(ctx context.Context, vs []ragd.NewVersion, st *Stats) 
 // Walk is the package's Walk with this ingester's size limit and fetch policy.
 func (in *Ingester) Walk(ctx context.Context, paths []string) iter.Seq2[Source, error] {
 	return Walk(ctx, paths, in.cfg.Fetch.Client(), in.cfg.MaxBytes)
+}
+
+// EmbeddingTexts returns what Ingest would embed for sources into an empty store, batch by batch
+// as Ingest forms them: for measuring the embedding model alone on exactly that work.
+func (in *Ingester) EmbeddingTexts(ctx context.Context, sources iter.Seq2[Source, error]) ([][]string, error) {
+	batches := make(chan []prepared, 1)
+	var st Stats
+	errc := make(chan error, 1)
+	go func() {
+		defer close(batches)
+		errc <- in.read(ctx, sources, func(Result) {}, batches, &st)
+	}()
+	var out [][]string
+	for b := range batches {
+		var texts []string
+		for _, p := range b {
+			if err := in.split(&p); err != nil {
+				continue
+			}
+			for _, c := range p.nv.Chunks {
+				texts = append(texts, EmbeddingText(p.nv.Title, c.Heading, c.Text))
+			}
+		}
+		out = append(out, texts)
+	}
+	return out, <-errc
 }

@@ -21,6 +21,7 @@ type evalCmd struct {
 	Conversations evalConversationsCmd `cmd:"" help:"Multi-turn retrieval on MTRAG and DSTC11 conversations: last turn, all questions, the reference (LLM rewrite, or the entity's name), and ragd's carry-over."`
 	Ask           evalAskCmd           `cmd:"" name:"ask" help:"Latency of /v1/ask on a running server, per stage and end to end."`
 	Compaction    evalCompactionCmd    `cmd:"" help:"Replays MultiWOZ dialogues through each context compaction strategy: tokens, retention, goal boundaries."`
+	Ingest        evalIngestCmd        `cmd:"" name:"ingest" help:"Ingest throughput against the embedding model's own: the same chunks embedded alone, then ingested end to end."`
 	Scale         evalScaleCmd         `cmd:"" name:"scale" help:"Load recombined corpora of growing size (no model needed) and time the /v1/ask turn over each."`
 }
 

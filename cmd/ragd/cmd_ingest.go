@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"time"
 
@@ -24,14 +25,20 @@ func (c ingestCmd) Run(ctx context.Context, a *app) error {
 	if err := a.openStore(ctx, a.cfg.Schema, true); err != nil {
 		return err
 	}
+	// The index catches up while ingest runs and once more at the end, or, when a server holds
+	// it, in that server.
+	if err := a.openIndex(ctx, a.cfg.indexDir(), true); err != nil {
+		return err
+	}
 	st, err := runIngest(ctx, a, c.Paths, os.Stderr)
 	if err != nil {
 		return err
 	}
-	// The index catches up here, or in the server that holds it.
 	t := time.Now()
-	if err := a.openIndex(ctx, a.cfg.indexDir(), true); err != nil {
-		return err
+	if a.index != nil {
+		if _, err := a.index.CatchUp(ctx, a.store); err != nil {
+			return err
+		}
 	}
 	printIngestStats(os.Stdout, st, time.Since(t))
 	if st.Failed > 0 {
@@ -40,22 +47,46 @@ func (c ingestCmd) Run(ctx context.Context, a *app) error {
 	return nil
 }
 
-// runIngest ingests paths with a progress bar on w when w is a terminal.
+// runIngest ingests paths with a progress bar on w when w is a terminal. When the app holds the
+// BM25 index, it catches up in the background as batches commit, so indexing overlaps embedding.
 func runIngest(ctx context.Context, a *app, paths []string, w *os.File) (ingest.Stats, error) {
 	in, err := ingest.New(a.cfg.ingestConfig(a.logger), a.store, embedderOrNil(a))
 	if err != nil {
 		return ingest.Stats{}, err
 	}
-	onResult := func(ingest.Result) {}
+	var onResults []func()
 	if term.IsTerminal(int(w.Fd())) {
 		bar := progressbar.NewOptions(ingest.Count(paths), progressbar.OptionSetWriter(w),
 			progressbar.OptionSetDescription("ingesting"), progressbar.OptionShowCount(),
 			progressbar.OptionShowIts(), progressbar.OptionSetItsString("docs"),
 			progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
 		defer bar.Finish()
-		onResult = func(ingest.Result) { bar.Add(1) }
+		onResults = append(onResults, func() { bar.Add(1) })
 	}
-	return in.Ingest(ctx, in.Walk(ctx, paths), onResult)
+	if a.index != nil {
+		wake := make(chan struct{}, 1)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for range wake {
+				if _, err := a.index.CatchUp(ctx, a.store); err != nil && ctx.Err() == nil {
+					a.logger.WarnContext(ctx, "index catch-up during ingest failed; it catches up at the end", slog.String("error", err.Error()))
+				}
+			}
+		}()
+		defer func() { close(wake); <-done }()
+		onResults = append(onResults, func() {
+			select {
+			case wake <- struct{}{}:
+			default: // a catch-up is pending already
+			}
+		})
+	}
+	return in.Ingest(ctx, in.Walk(ctx, paths), func(ingest.Result) {
+		for _, f := range onResults {
+			f()
+		}
+	})
 }
 
 // embedderOrNil and rerankerOrNil keep a nil model from becoming a non-nil interface.

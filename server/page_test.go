@@ -163,6 +163,8 @@ func TestPageInChromium(t *testing.T) {
 		seen[l] = true
 	}
 	require.True(t, evaluate[bool](t, ctx, `document.getElementById("stop").hidden`), "Stop is gone once the answer is done")
+	// The list is read again once the answer is done.
+	do("waiting for the conversation list", chromedp.WaitVisible(chromedp.CSS(`#conversation-list li[data-conversation] .open`)))
 	require.Equal(t, 1, count(`#conversation-list li[data-conversation]`), "the new conversation is listed")
 	convID := attr(`#conversation-list li[data-conversation]`, "data-conversation")
 	require.Equal(t, question, text(`#conversation-list li .open`), "it is named by its first question")

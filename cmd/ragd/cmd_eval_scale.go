@@ -126,7 +126,7 @@ func (c evalScaleCmd) runSize(ctx context.Context, a *app, url string, n int, co
 			return nil, err
 		}
 	}
-	st, err := store.Open(ctx, store.Config{URL: url, Schema: schema, EmbeddingDim: emb.Dim(), Migrate: true, Logger: a.logger})
+	st, err := store.Open(ctx, store.Config{URL: url, Schema: schema, EmbeddingDim: emb.Dim(), Migrate: true, MaxConns: int32(a.cfg.DBMaxConns), Logger: a.logger})
 	if err != nil {
 		return nil, err
 	}

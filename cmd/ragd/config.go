@@ -27,6 +27,7 @@ type Config struct {
 	DatabaseURL string `help:"PostgreSQL URL. Empty runs a private cluster inside the data directory." name:"database-url"`
 	Schema      string `help:"PostgreSQL schema holding ragd's tables (default public)."`
 	IndexDir    string `help:"BM25 index directory (default <data-dir>/index)." type:"path"`
+	DBMaxConns  int    `help:"Most PostgreSQL connections this process holds (a turn uses up to two at once; each replica has its own pool)." default:"16" name:"db-max-conns"`
 
 	EmbedModel  string `help:"Directory of the sentence-embedding model (ONNX). Empty disables vector search." type:"path"`
 	RerankModel string `help:"Directory of the cross-encoder model (ONNX). Empty skips reranking." type:"path"`
@@ -88,7 +89,7 @@ func (c *Config) Validate() error {
 	for _, f := range []struct {
 		flag string
 		v    int
-	}{{"--embed-batch", c.EmbedBatch}, {"--rerank-batch", c.RerankBatch}, {"--chunk-tokens", c.ChunkTokens}} {
+	}{{"--embed-batch", c.EmbedBatch}, {"--rerank-batch", c.RerankBatch}, {"--chunk-tokens", c.ChunkTokens}, {"--db-max-conns", c.DBMaxConns}} {
 		if f.v < 1 {
 			errs = append(errs, fmt.Errorf("%s must be at least 1, got %d", f.flag, f.v))
 		}

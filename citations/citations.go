@@ -135,8 +135,10 @@ func Build(query string, sources []Source, letters map[uuid.UUID]string, next in
 	for i, src := range sources {
 		e := Entry{Letter: letterOf(src.DocID), Source: src}
 		fresh := candidates[i][:0:0]
+		inSource := map[SentenceKey]bool{} // a sentence the passage repeats is one candidate
 		for _, c := range candidates[i] {
-			if !inSheet[KeyOf(src.DocID, c.Text)] {
+			if k := KeyOf(src.DocID, c.Text); !inSheet[k] && !inSource[k] {
+				inSource[k] = true
 				fresh = append(fresh, c)
 			}
 		}

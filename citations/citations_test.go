@@ -519,3 +519,20 @@ func splitLetter(markers map[string]string) string {
 	}
 	return ""
 }
+
+// A sentence a passage repeats is one fact: cited twice in one answer it would carry one marker
+// twice (and, once known, the second copy would too).
+func TestBuildRepeatedSentenceOnce(t *testing.T) {
+	t.Parallel()
+	text := "Not worth it. The fees eat the returns. Not worth it."
+	for _, known := range []map[SentenceKey]string{nil, {KeyOf(docA, "Not worth it."): "A1"}} {
+		sheet, _, _ := Build("is it worth it", []Source{{DocID: docA, Text: text}}, map[uuid.UUID]string{docA: "A"}, 1, 3, known)
+		markers := map[string]bool{}
+		texts := map[string]bool{}
+		for _, f := range sheet[0].Facts {
+			require.False(t, markers[f.Marker], "marker %s twice", f.Marker)
+			require.False(t, texts[f.Text], "sentence %q twice", f.Text)
+			markers[f.Marker], texts[f.Text] = true, true
+		}
+	}
+}

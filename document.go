@@ -81,6 +81,7 @@ type ChunkChange struct {
 	Title   string // the document version's title; empty when inactive
 	Heading string
 	Text    string // empty when inactive
+	Tenant  uuid.UUID
 }
 
 // NewVersion is the content of one document as ingest found it.

@@ -119,6 +119,17 @@ type Store interface {
 	// SaveIdempotentResponse keeps the complete response of the turn a key made, for retries.
 	SaveIdempotentResponse(ctx context.Context, key string, response []byte) error
 
+	// Authenticate returns the principal of an API key's secret, or ErrUnauthenticated.
+	Authenticate(ctx context.Context, secret string) (Principal, error)
+	// ActiveKeys counts the keys not revoked, of every tenant.
+	ActiveKeys(ctx context.Context) (int, error)
+	// CreateKey makes a key of ctx's tenant and returns it with its secret, shown once.
+	CreateKey(ctx context.Context, role Role, name string) (*Key, string, error)
+	// Keys lists the keys of ctx's tenant, revoked ones included.
+	Keys(ctx context.Context) ([]Key, error)
+	// RevokeKey revokes a key of ctx's tenant.
+	RevokeKey(ctx context.Context, id uuid.UUID) error
+
 	// Citations calls fn for every citation the filter selects, in id (creation) order,
 	// streaming so an export of any size runs in constant memory. fn returning an error stops it.
 	Citations(ctx context.Context, f CitationFilter, fn func(Citation) error) error

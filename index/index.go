@@ -35,7 +35,7 @@ var ErrLocked = errors.New("index is open in another process")
 
 // schemaVersion changes whenever the mapping changes, so an index built with an older mapping is
 // rebuilt instead of silently scoring differently.
-const schemaVersion = "1"
+const schemaVersion = "2"
 
 var (
 	seqKey     = []byte("ragd.seq")
@@ -64,7 +64,14 @@ func newMapping() mapping.IndexMapping {
 	text.IncludeInAll = true
 	text.IncludeTermVectors = false
 
+	// The tenant is a keyword every search filters by; it is not text, so it stays out of _all
+	// and of BM25's statistics.
+	tenant := bleve.NewKeywordFieldMapping()
+	tenant.Store = false
+	tenant.IncludeInAll = false
+
 	doc := bleve.NewDocumentStaticMapping()
+	doc.AddFieldMappingsAt("tenant", tenant)
 	doc.AddFieldMappingsAt("title", text)
 	doc.AddFieldMappingsAt("heading", text)
 	doc.AddFieldMappingsAt("text", text)
@@ -164,14 +171,17 @@ func (ix *Index) SearchIn(ctx context.Context, text string, n int, chunks []int6
 	}
 	match := query.NewMatchQuery(text)
 	match.SetField("_all")
-	var q query.Query = match
+	// Only the chunks of the request's tenant. The filter clauses add the same constant to every
+	// hit: the BM25 order is unchanged.
+	tenant := query.NewTermQuery(ragd.PrincipalOf(ctx).Tenant.String())
+	tenant.SetField("tenant")
+	q := bleve.NewConjunctionQuery(match, tenant)
 	if chunks != nil {
 		ids := make([]string, len(chunks))
 		for i, id := range chunks {
 			ids[i] = strconv.FormatInt(id, 10)
 		}
-		// The id clause adds the same constant to every hit: the BM25 order is unchanged.
-		q = bleve.NewConjunctionQuery(match, bleve.NewDocIDQuery(ids))
+		q.AddQuery(bleve.NewDocIDQuery(ids))
 	}
 	return ix.top(ctx, q, n)
 }
@@ -334,6 +344,7 @@ type chunkDoc struct {
 	Title   string `json:"title"`
 	Heading string `json:"heading"`
 	Text    string `json:"text"`
+	Tenant  string `json:"tenant"`
 }
 
 // apply indexes one page of changes and records the sequence in the same batch, so a crash
@@ -343,7 +354,7 @@ func (ix *Index) apply(changes []ragd.ChunkChange) error {
 	for _, c := range changes {
 		id := strconv.FormatInt(c.ID, 10)
 		if c.Active {
-			if err := b.Index(id, chunkDoc{Title: c.Title, Heading: c.Heading, Text: c.Text}); err != nil {
+			if err := b.Index(id, chunkDoc{Title: c.Title, Heading: c.Heading, Text: c.Text, Tenant: c.Tenant.String()}); err != nil {
 				return fmt.Errorf("index: chunk %d: %w", c.ID, err)
 			}
 		} else {

@@ -30,12 +30,13 @@ func (s *Server) postDocument(c echo.Context) error {
 		return err
 	}
 	if s.cfg.AsyncBytes >= 0 && int64(len(src.Data)) > s.cfg.AsyncBytes {
-		j, err := s.jobs.add(src)
+		who := ragd.PrincipalOf(c.Request().Context())
+		j, err := s.jobs.add(who, src)
 		if err != nil {
 			return err
 		}
 		c.Response().Header().Set(echo.HeaderLocation, "/v1/jobs/"+j.ID.String())
-		state, _ := s.jobs.get(j.ID)
+		state, _ := s.jobs.get(who.Tenant, j.ID)
 		return c.JSON(http.StatusAccepted, state)
 	}
 	ctx, cancel := context.WithTimeout(c.Request().Context(), s.cfg.IngestTimeout)

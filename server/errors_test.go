@@ -230,11 +230,11 @@ func (b *testBundle) upload(t *testing.T, name string, data []byte) (*http.Respo
 }
 
 // wait polls a job until it finishes.
-func (b *testBundle) wait(t *testing.T, location string) job {
+func (b *testBundle) wait(t *testing.T, location string, header ...string) job {
 	t.Helper()
 	var j job
 	require.Eventually(t, func() bool {
-		resp, body := b.do(t, "GET", location, nil)
+		resp, body := b.do(t, "GET", location, nil, header...)
 		require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
 		j = decode[job](t, body)
 		return j.Status == "done" || j.Status == "failed"

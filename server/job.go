@@ -33,6 +33,7 @@ type job struct {
 	Finished *time.Time
 
 	src ingest.Source
+	who ragd.Principal // the uploader: the job writes and is read in its tenant only
 }
 
 type jobJSON struct {
@@ -62,12 +63,12 @@ func newJobs(queued int) *jobs {
 }
 
 // add queues src, or refuses it with ErrUnavailable when the queue is full.
-func (js *jobs) add(src ingest.Source) (*job, error) {
+func (js *jobs) add(who ragd.Principal, src ingest.Source) (*job, error) {
 	id, err := uuid.NewV7()
 	if err != nil {
 		return nil, err
 	}
-	j := &job{ID: id, Status: jobQueued, Created: time.Now().UTC(), src: src}
+	j := &job{ID: id, Status: jobQueued, Created: time.Now().UTC(), src: src, who: who}
 	js.mu.Lock()
 	defer js.mu.Unlock()
 	js.expire()
@@ -89,12 +90,12 @@ func (js *jobs) expire() {
 	}
 }
 
-// get returns a copy of the job's state.
-func (js *jobs) get(id uuid.UUID) (jobJSON, bool) {
+// get returns a copy of the state of a job of tenant.
+func (js *jobs) get(tenant, id uuid.UUID) (jobJSON, bool) {
 	js.mu.Lock()
 	defer js.mu.Unlock()
 	j, ok := js.all[id]
-	if !ok {
+	if !ok || j.who.Tenant != tenant {
 		return jobJSON{}, false
 	}
 	return jobJSON{ID: j.ID, Status: j.Status, Result: j.Result, Problem: j.Problem, Created: j.Created, Finished: j.Finished}, true
@@ -120,7 +121,7 @@ func (s *Server) work(ctx context.Context) {
 
 func (s *Server) runJob(ctx context.Context, j *job) {
 	s.jobs.set(j, func(j *job) { j.Status = jobRunning })
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.IngestTimeout)
+	ctx, cancel := context.WithTimeout(ragd.WithPrincipal(ctx, j.who), s.cfg.IngestTimeout)
 	defer cancel()
 	res, err := s.ingest(ctx, j.src)
 	now := time.Now().UTC()
@@ -157,7 +158,7 @@ func (s *Server) getJob(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	j, ok := s.jobs.get(id)
+	j, ok := s.jobs.get(ragd.PrincipalOf(c.Request().Context()).Tenant, id)
 	if !ok {
 		return fmt.Errorf("job %s: %w", id, ragd.ErrNotFound)
 	}

@@ -50,6 +50,8 @@ type Config struct {
 	MaxBodyBytes   int64 // JSON request bodies
 	MaxUploadBytes int64 // document uploads
 	MaxReplyBytes  int   // recorded assistant replies
+	// Access says who may call the API (keys, or open to the default tenant while none exist).
+	Access Access
 	// AsyncBytes is the largest upload ingested inside its request; a larger one becomes a job
 	// (202). Negative ingests every upload inside its request.
 	AsyncBytes int64
@@ -131,6 +133,7 @@ type Server struct {
 	metrics *metrics
 	streams streams
 	jobs    *jobs
+	open    openCache
 	stop    context.CancelFunc // ends the ingest workers
 }
 
@@ -177,7 +180,7 @@ func New(cfg Config, deps Deps) *Server {
 	e.GET("/", echo.WrapHandler(web.Handler()))
 	e.GET("/ui/*", echo.WrapHandler(http.StripPrefix("/ui", web.Handler())))
 
-	v1 := e.Group("/v1")
+	v1 := e.Group("/v1", s.authenticate)
 	v1.POST("/ask", s.ask)
 	v1.GET("/conversations", s.listConversations)
 	v1.GET("/conversations/:id", s.conversation)
@@ -195,6 +198,9 @@ func New(cfg Config, deps Deps) *Server {
 	v1.GET("/documents/:id", s.getDocument)
 	v1.DELETE("/documents/:id", s.deleteDocument)
 	v1.GET("/jobs/:id", s.getJob)
+	v1.POST("/keys", s.createKey)
+	v1.GET("/keys", s.listKeys)
+	v1.DELETE("/keys/:id", s.revokeKey)
 	return s
 }
 
@@ -209,8 +215,8 @@ func (s *Server) Handler() http.Handler { return s.echo }
 func (s *Server) Routes() []string {
 	var out []string
 	for _, r := range s.echo.Routes() {
-		if r.Path == "/" || strings.HasPrefix(r.Path, "/ui/") {
-			continue
+		if r.Path == "/" || strings.HasPrefix(r.Path, "/ui/") || r.Method == echo.RouteNotFound {
+			continue // the page, and the /v1 group's catch-all for 404s
 		}
 		out = append(out, r.Method+" "+r.Path)
 	}
@@ -280,6 +286,10 @@ func statusOf(err error) (int, string) {
 		return he.Code, ""
 	case errors.As(err, &mbe):
 		return http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over the %d-byte limit", mbe.Limit)
+	case errors.Is(err, ragd.ErrUnauthenticated):
+		return http.StatusUnauthorized, err.Error()
+	case errors.Is(err, ragd.ErrForbidden):
+		return http.StatusForbidden, err.Error()
 	case errors.Is(err, ragd.ErrInvalid):
 		return http.StatusBadRequest, err.Error()
 	case errors.Is(err, ragd.ErrNotFound):

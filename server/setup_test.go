@@ -105,6 +105,7 @@ type options struct {
 	logger   *slog.Logger
 	// listenStops has the server follow stop requests made to other replicas, as serve does.
 	listenStops bool
+	keys        bool // serve with keys only (not open while none exist)
 }
 
 // setup starts a server on its own database and index, wired as `ragd serve` wires it.
@@ -145,6 +146,9 @@ func setup(t *testing.T, o options) *testBundle {
 	}
 	p, err := ask.New(cfg, d)
 	require.NoError(t, err)
+	if !o.keys {
+		o.cfg.Access.Open = true // the single-user case: no keys, every request the default tenant's
+	}
 	b.deps = server.Deps{Pipeline: p, Store: st, Index: ix, Ingester: in, Monitors: o.monitors, Logger: o.logger}
 	b.cfg = o.cfg
 	srv := server.New(o.cfg, b.deps)

@@ -52,13 +52,15 @@ func (s *Store) VersionChunks(ctx context.Context, doc uuid.UUID, version int) (
 	return cs, nil
 }
 
-// ChunkChanges returns up to limit chunk changes with seq above after, in seq order.
+// ChunkChanges returns up to limit chunk changes with seq above after, in seq order, of every
+// tenant: the BM25 index is one projection of all chunks, each indexed with its tenant.
 func (s *Store) ChunkChanges(ctx context.Context, after int64, limit int) ([]ragd.ChunkChange, error) {
+	ctx = ragd.AllTenants(ctx)
 	rows, err := s.db.Query(ctx, `
 		SELECT c.id, c.seq, c.active,
 		       CASE WHEN c.active THEN v.title ELSE '' END,
 		       CASE WHEN c.active THEN c.heading ELSE '' END,
-		       CASE WHEN c.active THEN c.text ELSE '' END
+		       CASE WHEN c.active THEN c.text ELSE '' END, c.tenant_id
 		FROM chunks c JOIN document_versions v ON v.doc_id = c.doc_id AND v.version = c.version
 		WHERE c.seq > $1 ORDER BY c.seq LIMIT $2`, after, limit)
 	if err != nil {
@@ -91,17 +93,16 @@ func (s *Store) SearchVector(ctx context.Context, q []float32, k int, docs []uui
 	var hits []ragd.Hit
 	err := s.InTx(ctx, func(tx *Store) error {
 		// SET LOCAL keeps the settings to this transaction: pooled connections stay clean.
-		set := fmt.Sprintf("SET LOCAL hnsw.ef_search = %d", max(s.efSearch, k))
-		if len(docs) > 0 {
-			set += "; SET LOCAL hnsw.iterative_scan = strict_order"
-		}
+		// The index holds every tenant's chunks: the scan goes on until k of this tenant's (and
+		// of docs, when given) are found, instead of filtering a fixed candidate list.
+		set := fmt.Sprintf("SET LOCAL hnsw.ef_search = %d; SET LOCAL hnsw.iterative_scan = strict_order", max(s.efSearch, k))
 		if _, err := tx.db.Exec(ctx, set); err != nil {
 			return fmt.Errorf("store: vector search settings: %w", err)
 		}
-		sql := `SELECT id, 1 - (embedding <=> $1) FROM chunks WHERE active AND embedding IS NOT NULL`
-		args := []any{pgvector.NewVector(q), k}
+		sql := `SELECT id, 1 - (embedding <=> $1) FROM chunks WHERE active AND embedding IS NOT NULL AND tenant_id = $3`
+		args := []any{pgvector.NewVector(q), k, tenantOf(ctx)}
 		if len(docs) > 0 {
-			sql += " AND doc_id = ANY($3)"
+			sql += " AND doc_id = ANY($4)"
 			args = append(args, docs)
 		}
 		rows, err := tx.db.Query(ctx, sql+" ORDER BY embedding <=> $1 LIMIT $2", args...)

@@ -58,6 +58,7 @@ func (s *Store) Citations(ctx context.Context, f ragd.CitationFilter, fn func(ra
 		args = append(args, v)
 		where = append(where, fmt.Sprintf(cond, len(args)))
 	}
+	add("mc.tenant_id = $%d", tenantOf(ctx))
 	if f.ConversationID != uuid.Nil {
 		add("mc.conversation_id = $%d", f.ConversationID)
 	}

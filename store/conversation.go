@@ -24,7 +24,7 @@ func scanConversation(row pgx.Row) (ragd.Conversation, error) {
 // Conversation returns a conversation by id. A deleted conversation is not found: deletion
 // hides it from chat; its messages and citations stay for auditors.
 func (s *Store) Conversation(ctx context.Context, id uuid.UUID) (*ragd.Conversation, error) {
-	c, err := scanConversation(s.db.QueryRow(ctx, "SELECT "+conversationColumns+" FROM conversations WHERE id = $1 AND deleted_at IS NULL", id))
+	c, err := scanConversation(s.db.QueryRow(ctx, "SELECT "+conversationColumns+" FROM conversations WHERE id = $1 AND deleted_at IS NULL AND tenant_id = $2", id, tenantOf(ctx)))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("conversation %s: %w", id, ragd.ErrNotFound)
 	}
@@ -41,11 +41,11 @@ func (s *Store) ConversationState(ctx context.Context, id uuid.UUID) (*ragd.Conv
 }
 
 func (s *Store) conversationState(ctx context.Context, id uuid.UUID, lock bool) (*ragd.ConversationState, error) {
-	q := "SELECT " + conversationColumns + " FROM conversations WHERE id = $1 AND deleted_at IS NULL"
+	q := "SELECT " + conversationColumns + " FROM conversations WHERE id = $1 AND deleted_at IS NULL AND tenant_id = $2"
 	if lock {
 		q += " FOR UPDATE"
 	}
-	c, err := scanConversation(s.db.QueryRow(ctx, q, id))
+	c, err := scanConversation(s.db.QueryRow(ctx, q, id, tenantOf(ctx)))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("conversation %s: %w", id, ragd.ErrNotFound)
 	}
@@ -308,6 +308,17 @@ func (s *Store) RecordReply(ctx context.Context, conv, msg uuid.UUID, content st
 		}
 		if err != nil {
 			return fmt.Errorf("store: recording reply: %w", err)
+		}
+		// Only the key that asked the turn records its reply (or an admin): another key of the
+		// tenant cannot put words in the answer first.
+		if p := ragd.PrincipalOf(ctx); p.Role != ragd.RoleAdmin && !p.All {
+			var asker *uuid.UUID
+			if err := tx.db.QueryRow(ctx, "SELECT key_id FROM messages WHERE id = $1", m.ID).Scan(&asker); err != nil {
+				return fmt.Errorf("store: recording reply: %w", err)
+			}
+			if asker != nil && *asker != p.KeyID {
+				return fmt.Errorf("the reply to turn %d can be recorded only by the key that asked it: %w", m.Turn, ragd.ErrForbidden)
+			}
 		}
 		if m.ReplyRecordedAt != nil {
 			return fmt.Errorf("the reply to turn %d was already recorded at %s: %w", m.Turn, m.ReplyRecordedAt.Format("2006-01-02T15:04:05Z07:00"), ragd.ErrConflict)

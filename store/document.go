@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -120,7 +121,19 @@ func (s *Store) saveVersions(ctx context.Context, vs []ragd.NewVersion, keys []s
 		}
 	}
 	if len(rows) > 0 {
-		if _, err := s.db.CopyFrom(ctx, pgx.Identifier{"chunks"}, chunkColumns, pgx.CopyFromRows(rows)); err != nil {
+		// PostgreSQL refuses COPY into a table under row-level security: the rows are copied into
+		// a temporary table of this transaction, then inserted, where the policy checks them.
+		cols := strings.Join(chunkColumns, ", ")
+		if _, err := s.db.Exec(ctx, "CREATE TEMP TABLE IF NOT EXISTS chunks_load AS SELECT "+cols+" FROM chunks WITH NO DATA"); err != nil {
+			return nil, fmt.Errorf("store: writing chunks: %w", err)
+		}
+		if _, err := s.db.CopyFrom(ctx, pgx.Identifier{"chunks_load"}, chunkColumns, pgx.CopyFromRows(rows)); err != nil {
+			return nil, fmt.Errorf("store: writing chunks: %w", err)
+		}
+		if _, err := s.db.Exec(ctx, "INSERT INTO chunks ("+cols+") SELECT "+cols+" FROM chunks_load"); err != nil {
+			return nil, fmt.Errorf("store: writing chunks: %w", err)
+		}
+		if _, err := s.db.Exec(ctx, "TRUNCATE chunks_load"); err != nil {
 			return nil, fmt.Errorf("store: writing chunks: %w", err)
 		}
 		if err := notifyChanges(ctx, s.db); err != nil {
@@ -249,7 +262,7 @@ func scanDocument(row pgx.Row) (*ragd.Document, error) {
 
 // Document returns a document by id, deleted or not (callers decide what deletion means to them).
 func (s *Store) Document(ctx context.Context, id uuid.UUID) (*ragd.Document, error) {
-	d, err := scanDocument(s.db.QueryRow(ctx, "SELECT "+documentColumns+" FROM documents WHERE id = $1", id))
+	d, err := scanDocument(s.db.QueryRow(ctx, "SELECT "+documentColumns+" FROM documents WHERE id = $1 AND tenant_id = $2", id, tenantOf(ctx)))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("document %s: %w", id, ragd.ErrNotFound)
 	}

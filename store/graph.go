@@ -70,7 +70,7 @@ func (s *Store) entityIDs(ctx context.Context, kinds map[string]kg.Kind) (map[st
 		names = append(names, n)
 	}
 	ids := make(map[string]int64, len(kinds))
-	if err := s.scanIDs(ctx, ids, `SELECT id, name FROM entities WHERE name = ANY($1)`, names); err != nil {
+	if err := s.scanIDs(ctx, ids, `SELECT id, name FROM entities WHERE name = ANY($1) AND tenant_id = $2`, names, tenantOf(ctx)); err != nil {
 		return nil, fmt.Errorf("store: reading entities: %w", err)
 	}
 	var missing, missingKinds []string
@@ -86,7 +86,7 @@ func (s *Store) entityIDs(ctx context.Context, kinds map[string]kg.Kind) (map[st
 	err := s.scanIDs(ctx, ids, `
 		INSERT INTO entities (name, kind)
 		SELECT name, kind FROM unnest($1::text[], $2::text[]) AS new(name, kind) ORDER BY name
-		ON CONFLICT (name) DO UPDATE SET name = excluded.name
+		ON CONFLICT (tenant_id, name) DO UPDATE SET name = excluded.name
 		RETURNING id, name`, missing, missingKinds)
 	if err != nil {
 		return nil, fmt.Errorf("store: adding entities: %w", err)

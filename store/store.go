@@ -1,6 +1,38 @@
 // Package store is ragd's system of record in PostgreSQL with pgvector: documents and versions,
 // chunks and their embeddings, conversations and citations. Every call takes a context; errors
-// wrap the ragd error kinds so callers can tell not-found and bad input from failures.
+// wrap the ragd error kinds so callers can tell not-found and bad input from failures, and an
+// unreachable or full database (ErrUnavailable) from a bug.
+//
+// # Tenants
+//
+// Every row belongs to a tenant, and the tenant travels in the context (ragd.WithPrincipal; the
+// HTTP API puts the API key's there, command-line tools the --tenant's; no principal is the
+// default tenant). Two walls keep tenants apart:
+//
+//   - PostgreSQL row-level security. The pool works as the role ragd_app (SET ROLE on connect),
+//     which owns no table, so policies bind it and it cannot TRUNCATE or disable triggers. Every
+//     connection handed out gets set_config('ragd.tenant', <tenant>) from the context of the call
+//     that acquired it (pgxpool's PrepareConn), so a query inside or outside a transaction runs
+//     as its caller's tenant. ragd.AllTenants(ctx) sets 'all' instead: only maintenance uses it
+//     (the BM25 index's chunk feed, reindex, key lookup by hash).
+//   - Explicit filters: the store's queries also say tenant_id = tenantOf(ctx) where they look
+//     things up, so a policy mistake is not the only thing between tenants.
+//
+// To add a tenant-scoped table in a new migration:
+//
+//	CREATE TABLE things (
+//	    id        uuid PRIMARY KEY,
+//	    tenant_id uuid NOT NULL DEFAULT ragd_tenant() REFERENCES tenants (id),  -- inserts take the caller's
+//	    ...
+//	);
+//	ALTER TABLE things ENABLE ROW LEVEL SECURITY;
+//	CREATE POLICY tenant_isolation ON things USING (ragd_sees(tenant_id)) WITH CHECK (ragd_sees(tenant_id));
+//
+// (ragd_app is granted SELECT, INSERT, UPDATE, DELETE on new tables by default privileges; revoke
+// what it must not do, as for message_citations.) Unique keys that name things for users are
+// per tenant: UNIQUE (tenant_id, name). Then write queries as usual and add
+// "AND tenant_id = $n" with tenantOf(ctx) to lookups by id. A test that connects with
+// internal/dbtest.AppConn sees what row-level security alone lets a tenant see.
 package store
 
 import (
@@ -117,7 +149,21 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		pcfg.ConnConfig.ConnectTimeout = 3 * time.Second
 	}
 	pcfg.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
+		// ragd works as ragd_app, which owns nothing: row-level security applies to it, and it
+		// cannot TRUNCATE or disable triggers. The URL's user only migrates.
+		if _, err := conn.Exec(ctx, "SET ROLE "+AppRole); err != nil {
+			return fmt.Errorf("store: SET ROLE %s (the user of --database-url must be a member): %w", AppRole, err)
+		}
 		return pgxvec.RegisterTypes(ctx, conn)
+	}
+	// Every connection handed out acts for the request's tenant (and key): row-level security
+	// reads the settings, and inserts take the tenant by default.
+	pcfg.PrepareConn = func(ctx context.Context, conn *pgx.Conn) (bool, error) {
+		tenant, key := sessionOf(ctx)
+		if _, err := conn.Exec(ctx, "SELECT set_config('ragd.tenant', $1, false), set_config('ragd.key', $2, false)", tenant, key); err != nil {
+			return false, err
+		}
+		return true, nil
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/ragd/ragd"
+
 	"github.com/ragd/ragd/index"
 	"github.com/ragd/ragd/ingest"
 	"github.com/ragd/ragd/kg"
@@ -31,6 +33,7 @@ type reindexCmd struct {
 }
 
 func (c reindexCmd) Run(ctx context.Context, a *app) error {
+	ctx = ragd.AllTenants(ctx) // maintenance: every tenant's chunks
 	if err := a.openModels(false); err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/ragd/ragd"
 	"io"
 	"log/slog"
 	"os"
@@ -15,7 +16,8 @@ import (
 )
 
 type ingestCmd struct {
-	Paths []string `arg:"" help:"Files, directories, JSONL corpora ({\"_id\",\"title\",\"text\"} per line) or http(s) URLs." name:"path"`
+	Paths  []string `arg:"" help:"Files, directories, JSONL corpora ({\"_id\",\"title\",\"text\"} per line) or http(s) URLs." name:"path"`
+	Tenant string   `help:"Tenant the documents belong to (created when new)." default:"default"`
 }
 
 func (c ingestCmd) Run(ctx context.Context, a *app) error {
@@ -30,6 +32,11 @@ func (c ingestCmd) Run(ctx context.Context, a *app) error {
 	if err := a.openIndex(ctx, a.cfg.indexDir(), true); err != nil {
 		return err
 	}
+	tenant, err := a.store.EnsureTenant(ctx, c.Tenant)
+	if err != nil {
+		return fmt.Errorf("--tenant: %w", err)
+	}
+	ctx = ragd.WithPrincipal(ctx, ragd.Principal{Tenant: tenant, Role: ragd.RoleAdmin})
 	st, err := runIngest(ctx, a, c.Paths, os.Stderr)
 	if err != nil {
 		return err

@@ -28,6 +28,8 @@ type serveCmd struct {
 	UploadAsyncBytes int64         `help:"Largest upload ingested inside its request; larger ones become jobs to poll (-1: never)." default:"1048576" name:"upload-async-bytes"`
 	IngestTimeout    time.Duration `help:"Longest the ingest of one upload may take, in its request or as a job." default:"10m"`
 	Pprof            string        `help:"Serve Go's profiles (net/http/pprof) on this loopback address, e.g. 127.0.0.1:6060. Empty serves none." name:"pprof"`
+	ReadTimeout      time.Duration `help:"Longest a client may take to send a whole request, body included (a slow trickle holds a connection no longer)." default:"60s"`
+	Insecure         bool          `help:"Serve without API keys on a non-loopback address. Without it, ragd refuses to start there until a key exists (ragd keys create)."`
 }
 
 func (c serveCmd) Run(ctx context.Context, a *app) error {
@@ -52,6 +54,9 @@ func (c serveCmd) Run(ctx context.Context, a *app) error {
 	}
 	if c.IngestTimeout <= 0 {
 		return fmt.Errorf("--ingest-timeout must be positive")
+	}
+	if c.ReadTimeout <= 0 {
+		return fmt.Errorf("--read-timeout must be positive")
 	}
 	if err := a.openModels(true); err != nil {
 		return err
@@ -85,7 +90,12 @@ func (c serveCmd) Run(ctx context.Context, a *app) error {
 	if err != nil {
 		return err
 	}
+	access, err := c.access(ctx, a, ln.Addr())
+	if err != nil {
+		return err
+	}
 	scfg := a.cfg.serverConfig()
+	scfg.Access = access
 	scfg.AsyncBytes, scfg.IngestTimeout = c.UploadAsyncBytes, c.IngestTimeout
 	srv := server.New(scfg, server.Deps{Pipeline: pipeline, Store: a.store, Index: a.index, Ingester: in,
 		Monitors: pipeline.Monitors, Logger: a.logger})
@@ -101,7 +111,8 @@ func (c serveCmd) Run(ctx context.Context, a *app) error {
 		}
 		defer stop()
 	}
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: c.ReadTimeout,
+		IdleTimeout: 2 * time.Minute}
 	a.logger.Info("ragd serving", slog.String("addr", ln.Addr().String()), slog.String("version", version()))
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
@@ -250,4 +261,32 @@ func servePprof(addr string, logger *slog.Logger) (func(), error) {
 	go func() { _ = hs.Serve(ln) }()
 	logger.Info("profiles served", slog.String("addr", "http://"+ln.Addr().String()+"/debug/pprof/"))
 	return func() { _ = hs.Close() }, nil
+}
+
+// access decides who may call the API. With keys, every request needs one. Without any, ragd
+// serves openly (every request the default tenant's admin) only where that is safe: a loopback
+// address, or wherever --insecure says so; elsewhere it refuses to start.
+func (c serveCmd) access(ctx context.Context, a *app, addr net.Addr) (server.Access, error) {
+	n, err := a.store.ActiveKeys(ctx)
+	if err != nil {
+		return server.Access{}, err
+	}
+	onLoopback := false
+	if ta, ok := addr.(*net.TCPAddr); ok {
+		onLoopback = ta.IP.IsLoopback()
+	}
+	switch {
+	case n > 0:
+		a.logger.Info("API keys required", slog.Int("keys", n))
+		return server.Access{Open: onLoopback || c.Insecure}, nil
+	case onLoopback:
+		a.logger.Warn("no API keys exist: serving openly on loopback, every request as the default tenant's admin; create one with `ragd keys create --role admin` to require keys",
+			slog.String("addr", addr.String()))
+		return server.Access{Open: true}, nil
+	case c.Insecure:
+		a.logger.Warn("no API keys exist and --insecure: serving openly on a non-loopback address; anyone who reaches it can read and change everything",
+			slog.String("addr", addr.String()))
+		return server.Access{Open: true}, nil
+	}
+	return server.Access{}, fmt.Errorf("--listen %s is not a loopback address and no API key exists: create one with `ragd keys create --role admin` (or pass --insecure to serve openly)", addr)
 }

@@ -26,6 +26,7 @@ type CLI struct {
 	Migrate migrateCmd `cmd:"" help:"Apply pending database migrations."`
 	Reindex reindexCmd `cmd:"" help:"Rebuild the BM25 index from PostgreSQL; --embeddings fills missing vectors."`
 	DB      dbCmd      `cmd:"" name:"db" help:"Run the private PostgreSQL by hand: start (detached), stop, status."`
+	Keys    keysCmd    `cmd:"" help:"Create, list and revoke API keys."`
 	Models  modelsCmd  `cmd:"" help:"Inspect model directories."`
 	Eval    evalCmd    `cmd:"" help:"Measure retrieval quality and latency on public datasets."`
 	Version versionCmd `cmd:"" help:"Print the version."`

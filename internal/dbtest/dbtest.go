@@ -142,3 +142,33 @@ func TestTx(t testing.TB) pgx.Tx {
 	})
 	return tx
 }
+
+// AppConn connects to the database at url as a login role that is a member of ragd_app and
+// nothing more, acting for tenant (the ragd.tenant setting): what row-level security alone lets
+// ragd see, with none of the store's own filters. Unlike the store's SET ROLE on the superuser,
+// this session has no more powerful role to return to.
+func AppConn(t testing.TB, url, tenant string) *pgx.Conn {
+	t.Helper()
+	ctx := context.Background()
+	admin := connect(t, url)
+	defer admin.Close(ctx)
+	_, err := admin.Exec(ctx, `DO $$ BEGIN
+		CREATE ROLE ragd_test_login LOGIN NOSUPERUSER NOBYPASSRLS IN ROLE ragd_app;
+		EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$`)
+	if err != nil {
+		t.Fatalf("dbtest: creating the login role: %v", err)
+	}
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		t.Fatalf("dbtest: %v", err)
+	}
+	cfg.User = "ragd_test_login"
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatalf("dbtest: connecting as ragd_test_login: %v", err)
+	}
+	if _, err := conn.Exec(ctx, "SELECT set_config('ragd.tenant', $1, false)", tenant); err != nil {
+		t.Fatalf("dbtest: %v", err)
+	}
+	return conn
+}

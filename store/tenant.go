@@ -1,0 +1,174 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/ragd/ragd"
+)
+
+// AppRole is the PostgreSQL role ragd works as (migration 005 creates it).
+const AppRole = "ragd_app"
+
+// sessionOf returns the ragd.tenant and ragd.key settings for ctx's principal.
+func sessionOf(ctx context.Context) (tenant, key string) {
+	p := ragd.PrincipalOf(ctx)
+	if p.All {
+		return "all", ""
+	}
+	if p.KeyID != uuid.Nil {
+		key = p.KeyID.String()
+	}
+	return p.Tenant.String(), key
+}
+
+// tenantOf is the tenant a query of ctx filters by, explicitly, beside row-level security.
+func tenantOf(ctx context.Context) uuid.UUID { return ragd.PrincipalOf(ctx).Tenant }
+
+// keyPrefix starts every secret, so a leaked one is recognisable (and greppable).
+const keyPrefix = "ragd_"
+
+func hashSecret(secret string) []byte {
+	h := sha256.Sum256([]byte(secret))
+	return h[:]
+}
+
+// EnsureTenant returns the id of the tenant named name, creating it when it does not exist.
+func (s *Store) EnsureTenant(ctx context.Context, name string) (uuid.UUID, error) {
+	name = strings.TrimSpace(name)
+	if name == "" || len(name) > 100 {
+		return uuid.Nil, ragd.Invalidf("tenant", "a tenant name is 1 to 100 characters")
+	}
+	var id uuid.UUID
+	err := s.db.QueryRow(ctx, "SELECT id FROM tenants WHERE name = $1", name).Scan(&id)
+	if err == nil {
+		return id, nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return uuid.Nil, fmt.Errorf("store: reading tenant %q: %w", name, err)
+	}
+	if id, err = uuid.NewV7(); err != nil {
+		return uuid.Nil, err
+	}
+	// ON CONFLICT DO NOTHING and read again: a concurrent creation of the same name wins.
+	if _, err = s.db.Exec(ctx, `INSERT INTO tenants (id, name) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`, id, name); err == nil {
+		err = s.db.QueryRow(ctx, "SELECT id FROM tenants WHERE name = $1", name).Scan(&id)
+	}
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("store: creating tenant %q: %w", name, err)
+	}
+	return id, nil
+}
+
+// CreateKey makes a key of ctx's tenant with role and returns it with its secret, which is
+// shown once: only its hash is kept.
+func (s *Store) CreateKey(ctx context.Context, role ragd.Role, name string) (*ragd.Key, string, error) {
+	if !role.Valid() {
+		return nil, "", ragd.Invalidf("role", "%q: want chat, auditor or admin", role)
+	}
+	if len(name) > 200 {
+		return nil, "", ragd.Invalidf("name", "is over 200 bytes")
+	}
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return nil, "", err
+	}
+	secret := keyPrefix + base64.RawURLEncoding.EncodeToString(b)
+	id, err := uuid.NewV7()
+	if err != nil {
+		return nil, "", err
+	}
+	k := &ragd.Key{ID: id, Tenant: tenantOf(ctx), Name: name, Role: role, Prefix: secret[:len(keyPrefix)+6]}
+	err = s.db.QueryRow(ctx, `INSERT INTO api_keys (id, tenant_id, name, role, prefix, hash) VALUES ($1, $2, $3, $4, $5, $6)
+		RETURNING created_at, (SELECT name FROM tenants WHERE id = $2)`,
+		k.ID, k.Tenant, k.Name, string(k.Role), k.Prefix, hashSecret(secret)).Scan(&k.CreatedAt, &k.TenantName)
+	if err != nil {
+		return nil, "", fmt.Errorf("store: creating key: %w", err)
+	}
+	return k, secret, nil
+}
+
+const keyColumns = `k.id, k.tenant_id, t.name, k.name, k.role, k.prefix, k.created_at, k.revoked_at`
+
+func scanKey(row pgx.CollectableRow) (ragd.Key, error) {
+	var k ragd.Key
+	var role string
+	err := row.Scan(&k.ID, &k.Tenant, &k.TenantName, &k.Name, &role, &k.Prefix, &k.CreatedAt, &k.RevokedAt)
+	k.Role = ragd.Role(role)
+	return k, err
+}
+
+// Keys lists the keys of ctx's tenant (of every tenant for maintenance), revoked ones included.
+func (s *Store) Keys(ctx context.Context) ([]ragd.Key, error) {
+	q := "SELECT " + keyColumns + " FROM api_keys k JOIN tenants t ON t.id = k.tenant_id"
+	args := []any{}
+	if !ragd.PrincipalOf(ctx).All {
+		q += " WHERE k.tenant_id = $1"
+		args = append(args, tenantOf(ctx))
+	}
+	rows, err := s.db.Query(ctx, q+" ORDER BY k.created_at, k.id", args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: listing keys: %w", err)
+	}
+	ks, err := pgx.CollectRows(rows, scanKey)
+	if err != nil {
+		return nil, fmt.Errorf("store: listing keys: %w", err)
+	}
+	return ks, nil
+}
+
+// RevokeKey revokes a key of ctx's tenant; it stops working at once. Revoking it again is a
+// no-op.
+func (s *Store) RevokeKey(ctx context.Context, id uuid.UUID) error {
+	q := "UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1"
+	args := []any{id}
+	if !ragd.PrincipalOf(ctx).All {
+		q += " AND tenant_id = $2"
+		args = append(args, tenantOf(ctx))
+	}
+	tag, err := s.db.Exec(ctx, q, args...)
+	if err != nil {
+		return fmt.Errorf("store: revoking key %s: %w", id, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("key %s: %w", id, ragd.ErrNotFound)
+	}
+	return nil
+}
+
+// Authenticate returns the principal of a secret, or ErrUnauthenticated for an unknown or
+// revoked one. The lookup is by hash, across tenants (the key names its tenant).
+func (s *Store) Authenticate(ctx context.Context, secret string) (ragd.Principal, error) {
+	if !strings.HasPrefix(secret, keyPrefix) {
+		return ragd.Principal{}, ragd.ErrUnauthenticated
+	}
+	var p ragd.Principal
+	var role string
+	err := s.db.QueryRow(ragd.AllTenants(ctx), `SELECT id, tenant_id, role FROM api_keys WHERE hash = $1 AND revoked_at IS NULL`,
+		hashSecret(secret)).Scan(&p.KeyID, &p.Tenant, &role)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ragd.Principal{}, ragd.ErrUnauthenticated
+	}
+	if err != nil {
+		return ragd.Principal{}, fmt.Errorf("store: authenticating: %w", err)
+	}
+	p.Role = ragd.Role(role)
+	return p, nil
+}
+
+// ActiveKeys counts the keys not revoked, of every tenant: with none, ragd may serve openly.
+func (s *Store) ActiveKeys(ctx context.Context) (int, error) {
+	var n int
+	if err := s.db.QueryRow(ragd.AllTenants(ctx), "SELECT count(*) FROM api_keys WHERE revoked_at IS NULL").Scan(&n); err != nil {
+		return 0, fmt.Errorf("store: counting keys: %w", err)
+	}
+	return n, nil
+}

@@ -57,6 +57,9 @@ type Config struct {
 	FactsPerSource int
 	// MaxMessageBytes is the longest user message accepted.
 	MaxMessageBytes int
+	// MaxPins is the most documents one conversation may have pinned: every pin is re-scored and
+	// fused on every turn, so pins are bounded work.
+	MaxPins int
 
 	// Carry holds the carry-over rules' numbers (tau, decay, idle turns, cap).
 	Carry carry.Config
@@ -130,6 +133,7 @@ func DefaultConfig() Config {
 		TieMargin:       0.01,
 		FactsPerSource:  2,
 		MaxMessageBytes: 8192,
+		MaxPins:         32,
 		Carry:           carry.DefaultConfig(),
 		// Chosen on MTRAG (BM25, all three domains): see CarryWeight.
 		CarryWeight:            0.01,
@@ -175,6 +179,9 @@ func (c Config) Validate() error {
 	}
 	if c.FactsPerSource < 1 || c.FactsPerSource > 10 {
 		bad("FactsPerSource", "must be in 1..10, got %d", c.FactsPerSource)
+	}
+	if c.MaxPins < 1 {
+		bad("MaxPins", "must be at least 1, got %d", c.MaxPins)
 	}
 	if c.MaxMessageBytes < 1 {
 		bad("MaxMessageBytes", "must be at least 1, got %d", c.MaxMessageBytes)

@@ -132,6 +132,26 @@ func (p *Pipeline) validate(req *Request) error {
 		return ragd.Invalidf("message", "is %d bytes, over the %d-byte limit", len(req.Message), p.cfg.MaxMessageBytes)
 	case !utf8.ValidString(req.Message):
 		return ragd.Invalidf("message", "is not valid UTF-8")
+	case len(req.Pins) > p.cfg.MaxPins:
+		return ragd.Invalidf("pins", "%d pins, over the limit of %d per conversation", len(req.Pins), p.cfg.MaxPins)
+	}
+	return nil
+}
+
+// PinLimit checks that a conversation with sources would have at most max pins after pinning
+// add: an error naming the pins when not.
+func PinLimit(sources []ragd.ConversationSource, add []uuid.UUID, max int) error {
+	pinned := map[uuid.UUID]bool{}
+	for _, s := range sources {
+		if s.Pinned {
+			pinned[s.DocID] = true
+		}
+	}
+	for _, id := range add {
+		pinned[id] = true
+	}
+	if len(pinned) > max {
+		return ragd.Invalidf("pins", "the conversation would have %d pinned documents, over the limit of %d: unpin some first", len(pinned), max)
 	}
 	return nil
 }
@@ -205,6 +225,9 @@ func (p *Pipeline) Ask(ctx context.Context, req Request) (*Turn, error) {
 	var factsTime, contextTime time.Duration
 	var answer string
 	res, err := p.Store.Turn(ctx, ref, func(st *ragd.ConversationState) (*ragd.TurnWrite, error) {
+		if err := PinLimit(st.Sources, req.Pins, p.cfg.MaxPins); err != nil {
+			return nil, err // checked under the conversation's lock: concurrent pins cannot pass it together
+		}
 		tf := time.Now()
 		w := record(turnRecord{message: req.Message, sources: sources, intent: turn.Intent, belowTau: belowTau,
 			pins: req.Pins, perSource: p.cfg.FactsPerSource, carry: p.cfg.Carry, now: time.Now().UTC()}, st)

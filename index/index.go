@@ -25,6 +25,7 @@ import (
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
+	"github.com/google/uuid"
 	bolterrors "go.etcd.io/bbolt/errors"
 
 	"github.com/ragd/ragd"
@@ -354,7 +355,7 @@ func (ix *Index) apply(changes []ragd.ChunkChange) error {
 	for _, c := range changes {
 		id := strconv.FormatInt(c.ID, 10)
 		if c.Active {
-			if err := b.Index(id, chunkDoc{Title: c.Title, Heading: c.Heading, Text: c.Text, Tenant: c.Tenant.String()}); err != nil {
+			if err := b.Index(id, chunkDoc{Title: c.Title, Heading: c.Heading, Text: c.Text, Tenant: tenantOf(c)}); err != nil {
 				return fmt.Errorf("index: chunk %d: %w", c.ID, err)
 			}
 		} else {
@@ -368,6 +369,14 @@ func (ix *Index) apply(changes []ragd.ChunkChange) error {
 	}
 	ix.seq = last
 	return nil
+}
+
+// tenantOf is the tenant a change is indexed under; none is the default tenant's.
+func tenantOf(c ragd.ChunkChange) string {
+	if c.Tenant == uuid.Nil {
+		return ragd.DefaultTenant.String()
+	}
+	return c.Tenant.String()
 }
 
 // pageSize is how many changes one bleve batch applies.

@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ragd/ragd"
+	"github.com/ragd/ragd/ask"
 	"github.com/ragd/ragd/citations"
 )
 
@@ -104,7 +105,17 @@ func (s *Server) setPin(c echo.Context, pinned bool) error {
 	if err != nil {
 		return err
 	}
-	cs, err := s.deps.Store.SetPin(c.Request().Context(), id, doc, pinned, citations.Letter)
+	ctx := c.Request().Context()
+	if pinned {
+		st, err := s.deps.Store.ConversationState(ctx, id)
+		if err != nil {
+			return err
+		}
+		if err := ask.PinLimit(st.Sources, []uuid.UUID{doc}, s.cfg.MaxPins); err != nil {
+			return err
+		}
+	}
+	cs, err := s.deps.Store.SetPin(ctx, id, doc, pinned, citations.Letter)
 	if err != nil {
 		return err
 	}

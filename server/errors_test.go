@@ -16,8 +16,10 @@ import (
 	"github.com/stretchr/testify/require"
 	sse "github.com/tmaxmax/go-sse"
 
+	"github.com/ragd/ragd/ask"
 	"github.com/ragd/ragd/llm"
 	"github.com/ragd/ragd/redact"
+	"github.com/ragd/ragd/server"
 )
 
 type problem struct {
@@ -270,4 +272,28 @@ func TestLargeUploadsAreJobs(t *testing.T) {
 
 	resp, _ = b.do(t, "GET", "/v1/jobs/0190f5b4-0000-7000-8000-000000000000", nil)
 	require.Equal(t, http.StatusNotFound, resp.StatusCode)
+}
+
+// Pins per conversation are capped: past the cap, a 400 naming the pins, and nothing changes.
+func TestPinsAreCapped(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{corpus: true, pipeline: func(c *ask.Config) { c.MaxPins = 2 }, cfg: server.Config{MaxPins: 2}})
+	one := b.ask(t, "", "smoke alarms")
+	resp, body := b.do(t, "GET", "/v1/documents?limit=5", nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+	docs := decode[struct {
+		Documents []struct {
+			ID string `json:"id"`
+		} `json:"documents"`
+	}](t, body).Documents
+	require.GreaterOrEqual(t, len(docs), 3)
+	resp, body = b.do(t, "POST", "/v1/ask", map[string]any{"message": "x", "pins": []string{docs[0].ID, docs[1].ID, docs[2].ID}})
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode, "%s", body)
+	require.Contains(t, string(body), "pins")
+	for i, want := range []int{http.StatusOK, http.StatusOK, http.StatusBadRequest} {
+		resp, body = b.do(t, "PUT", "/v1/conversations/"+one.ConversationID+"/pins/"+docs[i].ID, nil)
+		require.Equal(t, want, resp.StatusCode, "pin %d: %s", i+1, body)
+	}
+	resp, body = b.do(t, "POST", "/v1/ask", map[string]any{"message": "x", "conversation_id": one.ConversationID, "pins": []string{docs[2].ID}})
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode, "%s", body)
 }

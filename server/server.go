@@ -50,6 +50,8 @@ type Config struct {
 	MaxBodyBytes   int64 // JSON request bodies
 	MaxUploadBytes int64 // document uploads
 	MaxReplyBytes  int   // recorded assistant replies
+	// MaxPins is the most pinned documents of one conversation (ask.Config.MaxPins).
+	MaxPins int
 	// Access says who may call the API (keys, or open to the default tenant while none exist).
 	Access Access
 	// AsyncBytes is the largest upload ingested inside its request; a larger one becomes a job
@@ -96,6 +98,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.Fetcher == nil {
 		c.Fetcher = ingest.FetchConfig{}.Client()
+	}
+	if c.MaxPins == 0 {
+		c.MaxPins = ask.DefaultConfig().MaxPins
 	}
 	if c.AsyncBytes == 0 {
 		c.AsyncBytes = 1 << 20

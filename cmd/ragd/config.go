@@ -69,6 +69,7 @@ type Config struct {
 	KGWeight      float64 `help:"Weight of the knowledge graph's list in fusion when --kg is on; 0 turns the list off." default:"0.5" name:"kg-weight"`
 	AnaphoraBoost float64 `help:"Context search weight multiplier for questions that lean on the conversation (pronouns, very short); 0 turns the context search off for them." default:"2"`
 
+	MaxPins     int      `help:"Most documents one conversation may have pinned (each is re-scored every turn); more is a 400." default:"32"`
 	IngestAllow []string `help:"A network (CIDR, e.g. 10.20.0.0/16) URL ingest may fetch from although it is not public; repeat for more. By default only public internet addresses are fetched." name:"ingest-allow"`
 
 	Listen string `help:"HTTP listen address." default:"127.0.0.1:8080"`
@@ -126,7 +127,8 @@ func (c *Config) Validate() error {
 // askFlags names the flag behind each ask.Config field that a flag sets (askConfig is the other
 // half of this table), so the pipeline's validation errors can name what the user typed.
 var askFlags = map[string]string{
-	"FreshK": "--fresh-k", "RRFK": "--rrf-k", "BM25Weight": "--bm25-weight", "VectorWeight": "--vector-weight",
+	"MaxPins": "--max-pins",
+	"FreshK":  "--fresh-k", "RRFK": "--rrf-k", "BM25Weight": "--bm25-weight", "VectorWeight": "--vector-weight",
 	"Carry.Tau": "--carry-tau", "Carry.Decay": "--carry-decay", "Carry.MaxIdle": "--carry-idle", "Carry.Cap": "--carry-cap",
 	"CarryWeight": "--carry-weight", "ReferWeight": "--refer-weight", "ContextWeight": "--context-weight",
 	"ContextTerms": "--context-terms", "ControlRatio": "--control-ratio", "Mode.Threshold": "--mode-threshold",
@@ -180,6 +182,7 @@ func (c *Config) askConfig() ask.Config {
 	a.CarryWeight, a.ReferWeight = c.CarryWeight, c.ReferWeight
 	a.ContextWeight, a.ContextTerms, a.AnaphoraBoost = c.ContextWeight, c.ContextTerms, c.AnaphoraBoost
 	a.Rules = c.Rules
+	a.MaxPins = c.MaxPins
 	a.ControlRatio = c.ControlRatio
 	a.Mode.Threshold = c.ModeThreshold
 	a.Graph, a.KGWeight = c.KG, c.KGWeight
@@ -215,7 +218,7 @@ func (c *Config) modelConfig(dir string, batch int, logger *slog.Logger) encoder
 
 func (c *Config) serverConfig() server.Config {
 	fc, _ := c.fetchConfig() // Validate reported any error
-	return server.Config{CORSOrigins: c.CORSOrigins, Fetcher: fc.Client()}
+	return server.Config{CORSOrigins: c.CORSOrigins, Fetcher: fc.Client(), MaxPins: c.MaxPins}
 }
 
 func (c *Config) llmConfig() llm.Config {

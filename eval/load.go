@@ -20,6 +20,8 @@ type LoadConfig struct {
 	Warmup      int // requests sent first and not measured (model and cache warm-up)
 	Concurrency int // requests in flight
 	Client      *http.Client
+	// Key is the API key sent as a bearer token; empty sends none (a server open on loopback).
+	Key string
 }
 
 // LoadReport is the latency of /v1/ask: per stage as the server timed it, the server's whole
@@ -134,6 +136,9 @@ func askOnce(ctx context.Context, cfg LoadConfig, text string) (time.Duration, a
 		return 0, askTimings{}, err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	if cfg.Key != "" {
+		req.Header.Set("Authorization", "Bearer "+cfg.Key)
+	}
 	start := time.Now()
 	resp, err := cfg.Client.Do(req)
 	if err != nil {

@@ -166,6 +166,7 @@ type evalAskCmd struct {
 	Warmup      int    `help:"Queries sent first and not measured." default:"5"`
 	Concurrency int    `help:"Requests in flight." default:"1"`
 	JSON        string `help:"Also write the report as JSON to this file ('-' for stdout)." name:"json"`
+	Key         string `help:"API key to send (RAGD_EVAL_KEY); empty sends none, for a server open on loopback." env:"RAGD_EVAL_KEY"`
 }
 
 // Run drives a running server's /v1/ask with a dataset's questions, each a new conversation.
@@ -181,7 +182,7 @@ func (c evalAskCmd) Run(ctx context.Context) error {
 			qs = append(qs, ds.Queries[i%len(ds.Queries)])
 		}
 	}
-	r, err := eval.Load(ctx, eval.LoadConfig{URL: strings.TrimRight(c.URL, "/"), Queries: qs, Warmup: c.Warmup, Concurrency: c.Concurrency})
+	r, err := eval.Load(ctx, eval.LoadConfig{URL: strings.TrimRight(c.URL, "/"), Queries: qs, Warmup: c.Warmup, Concurrency: c.Concurrency, Key: c.Key})
 	if err != nil {
 		return err
 	}

@@ -3,15 +3,18 @@ package ask
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
+	"github.com/ragd/ragd/bundle"
 	"github.com/ragd/ragd/llm"
 )
 
-// Answerer writes an answer grounded in a turn's facts, streaming it, with citation markers
-// checked against the facts: phantom markers are dropped and returned, never emitted.
+// Answerer writes an answer grounded in a turn's facts and context bundle, streaming it, with
+// citation markers checked against the facts: phantom markers are dropped and returned, never
+// emitted.
 type Answerer interface {
-	Answer(ctx context.Context, question string, facts []llm.Fact, onDelta func(string) error) (answer string, phantoms []string, err error)
+	Answer(ctx context.Context, p llm.Prompt, onDelta func(string) error) (answer string, phantoms []string, err error)
 }
 
 // CanAnswer says whether an LLM is configured.
@@ -38,7 +41,7 @@ func (p *Pipeline) Answer(ctx context.Context, t *Turn, onDelta func(string) err
 		}
 	}
 	start := time.Now()
-	answer, phantoms, err := p.Answerer.Answer(ctx, t.question, facts, onDelta)
+	answer, phantoms, err := p.Answerer.Answer(ctx, prompt(t.question, facts, t.Context.Bundle), onDelta)
 	if err != nil {
 		return "", nil, fmt.Errorf("ask: generating the answer: %w", err)
 	}
@@ -48,4 +51,22 @@ func (p *Pipeline) Answer(ctx context.Context, t *Turn, onDelta func(string) err
 	t.Answer = answer
 	t.Timings.add("answer", time.Since(start))
 	return answer, phantoms, nil
+}
+
+// prompt is what the model answers from: the turn's context bundle as built, within its budgets
+// (rules and sticky invariants, task state, recent window, decisions, capsules; then the
+// evidence with its markers), the question and the citable facts.
+func prompt(question string, facts []llm.Fact, b bundle.Bundle) llm.Prompt {
+	var context []bundle.Section
+	var evidence []string
+	for _, s := range b.Sections {
+		if s.Name != bundle.RetrievedEvidence {
+			context = append(context, s)
+			continue
+		}
+		for _, it := range s.Items {
+			evidence = append(evidence, it.Text)
+		}
+	}
+	return llm.Prompt{Question: question, Facts: facts, Context: bundle.Render(context), Evidence: strings.Join(evidence, "\n")}
 }

@@ -221,7 +221,8 @@ func GoalBoundary(d compact.Detector, msgs []ragd.Message, message string, in In
 }
 
 // NewCapsules makes the capsules the finished goals of msgs lack in have: made holds summaries
-// already written (by an LLM, keyed by the goal's first turn); the others are extractive.
+// already written (by an LLM, keyed by the goal's first turn), which get the extractive
+// capsule's "goal (turns a-b): " head; the others are extractive.
 // With maxTokens 0 there are no capsules: finished goals stay verbatim.
 func NewCapsules(msgs []compact.Message, have []ragd.Capsule, made map[int]string, maxTokens int) []ragd.Capsule {
 	if maxTokens < 1 {
@@ -229,8 +230,9 @@ func NewCapsules(msgs []compact.Message, have []ragd.Capsule, made map[int]strin
 	}
 	var out []ragd.Capsule
 	for _, g := range compact.Missing(msgs, have) {
-		c := ragd.Capsule{First: g.First, Last: g.Last, Text: made[g.First], Method: compact.LLM}
-		if c.Text == "" {
+		c := ragd.Capsule{First: g.First, Last: g.Last, Method: compact.LLM,
+			Text: fmt.Sprintf("goal (turns %d-%d): %s", g.First, g.Last, made[g.First])}
+		if made[g.First] == "" {
 			c.Text, c.Method = compact.Extract(g.Messages, maxTokens), compact.Extractive
 		}
 		out = append(out, c)

@@ -179,7 +179,12 @@ func (p *Pipeline) Ask(ctx context.Context, req Request) (*Turn, error) {
 	spans := invariant.Detect(req.Message)
 	turn.Goal = GoalBoundary(p.Boundaries, cv.messages, req.Message, turn.Intent, p.Intent != nil)
 	turn.Timings.add("classify", time.Since(t))
-	made := p.summarize(ctx, st.Capsules, cv, req.Message, turn.Goal)
+	var summaries map[int]string
+	t = time.Now()
+	if made := p.summarize(ctx, st.Capsules, cv, req.Message, turn.Goal); made != nil {
+		turn.Timings.add("summarize", time.Since(t))
+		summaries = made
+	}
 
 	o := rankOptions{rerank: p.Reranker != nil, known: map[int64]float64{}, vectors: map[string][]float32{},
 		chunks: newChunkCache(p.Store)}
@@ -240,7 +245,7 @@ func (p *Pipeline) Ask(ctx context.Context, req Request) (*Turn, error) {
 		if start {
 			w.GoalTurn = number
 		}
-		w.Capsules = p.capsules(st.Capsules, cv, number, req.Message, start, made)
+		w.Capsules = p.capsules(st.Capsules, cv, number, req.Message, start, summaries)
 		in := ContextInput(History{Messages: cv.messages, Capsules: append(slices.Clone(st.Capsules), w.Capsules...)},
 			TurnContext{Number: number, Message: req.Message, Spans: spans, GoalStart: start, Rules: p.cfg.Rules, Strategy: p.strategy})
 		in.Evidence = evidence(sources)

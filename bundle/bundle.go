@@ -162,7 +162,7 @@ func Build(in Input) Bundle {
 	for _, s := range sections {
 		b.UsedTokens += s.Used
 	}
-	b.Text = render(sections)
+	b.Text = Render(sections)
 	return b
 }
 
@@ -399,8 +399,9 @@ func plural(n int, one, many string) string {
 	return fmt.Sprintf("%d %s", n, many)
 }
 
-// render writes the sections that have items, each under its header, separated by blank lines.
-func render(sections []Section) string {
+// Render writes the sections that have items, each under its "## name" header, separated by
+// blank lines: Bundle.Text is Render of all of them.
+func Render(sections []Section) string {
 	var b strings.Builder
 	for _, s := range sections {
 		if len(s.Items) == 0 {

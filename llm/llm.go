@@ -114,8 +114,8 @@ func New(cfg Config) (*Client, error) {
 	return &Client{cfg: cfg, api: openai.NewClientWithConfig(oc), request: req}, nil
 }
 
-// Answer streams the model's answer to onDelta, with citation markers checked live: a marker
-// that is not the marker of one of facts is removed (by a MarkerFilter) before it reaches onDelta.
+// Answer streams the model's answer to p to onDelta (see Messages for the prompt), with citation
+// markers checked live: a marker that is not the marker of one of p.Facts is removed (by a MarkerFilter) before it reaches onDelta.
 // It returns the full cleaned answer, which is exactly the text passed to onDelta, and the phantom
 // markers it dropped, in order and deduplicated.
 //
@@ -127,14 +127,12 @@ func New(cfg Config) (*Client, error) {
 //
 // An empty question or a fact whose marker is not capital letters then digits is a caller error
 // (ragd.ErrInvalid), reported before anything is sent.
-func (c *Client) Answer(
-	ctx context.Context, question string, facts []Fact, onDelta func(string) error,
-) (answer string, phantoms []string, err error) {
-	if strings.TrimSpace(question) == "" {
+func (c *Client) Answer(ctx context.Context, p Prompt, onDelta func(string) error) (answer string, phantoms []string, err error) {
+	if strings.TrimSpace(p.Question) == "" {
 		return "", nil, ragd.Invalidf("question", "must not be empty")
 	}
-	valid := make(map[string]bool, len(facts))
-	for i, f := range facts {
+	valid := make(map[string]bool, len(p.Facts))
+	for i, f := range p.Facts {
 		// The filter only recognizes this form, so a fact with another could never be cited.
 		if !isMarker(f.Marker) {
 			return "", nil, ragd.Invalidf(fmt.Sprintf("facts[%d].marker", i),
@@ -143,7 +141,7 @@ func (c *Client) Answer(
 		valid[f.Marker] = true
 	}
 	req := c.request
-	req.Messages = Messages(question, facts)
+	req.Messages = Messages(p)
 
 	reqCtx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()

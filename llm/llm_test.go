@@ -159,7 +159,7 @@ func TestAnswer(t *testing.T) {
 
 	var deltas []string
 	var once sync.Once
-	answer, phantoms, err := c.Answer(context.Background(), question, facts, func(d string) error {
+	answer, phantoms, err := c.Answer(context.Background(), llm.Prompt{Question: question, Facts: facts}, func(d string) error {
 		deltas = append(deltas, d)
 		if strings.Contains(strings.Join(deltas, ""), "[A1]") {
 			once.Do(func() { close(seenStart) })
@@ -185,7 +185,7 @@ func TestAnswer(t *testing.T) {
 	require.True(t, req.body.Stream)
 	require.Equal(t, 512, req.body.MaxTokens)
 	require.Equal(t, float32(0.2), req.body.Temperature)
-	require.Equal(t, llm.Messages(question, facts), req.body.Messages)
+	require.Equal(t, llm.Messages(llm.Prompt{Question: question, Facts: facts}), req.body.Messages)
 	require.Contains(t, req.body.Messages[1].Content, "[A1] (Weather report, 2024-05-01) The sky is blue.")
 	require.Contains(t, req.body.Messages[1].Content, "[B1] (Garden guide) Grass is green.")
 	require.Contains(t, req.body.Messages[1].Content, question)
@@ -242,7 +242,7 @@ func TestAnswerRequest(t *testing.T) {
 			srv, reqs := endpoint(t, streamAll("Blue [A1]."))
 			tt.cfg.BaseURL = srv.URL + "/v1"
 			c := newClient(t, tt.cfg)
-			answer, _, err := c.Answer(context.Background(), question, facts, nil) // only the answer
+			answer, _, err := c.Answer(context.Background(), llm.Prompt{Question: question, Facts: facts}, nil) // only the answer
 			require.NoError(t, err)
 			require.Equal(t, "Blue [A1].", answer)
 			req := <-reqs
@@ -321,7 +321,7 @@ func TestAnswerEndpointFails(t *testing.T) {
 				srv.Close()
 			}
 			c := newClient(t, llm.Config{BaseURL: srv.URL + "/v1"})
-			answer, _, err := c.Answer(context.Background(), question, facts, func(string) error { return nil })
+			answer, _, err := c.Answer(context.Background(), llm.Prompt{Question: question, Facts: facts}, func(string) error { return nil })
 			require.ErrorIs(t, err, ragd.ErrUnavailable)
 			require.Equal(t, tt.wantAnswer, answer)
 			if tt.check != nil {
@@ -372,7 +372,7 @@ func TestAnswerDeadline(t *testing.T) {
 
 			// A client that ignored the deadline would hang here on the endpoint that never
 			// answers, and go test's own timeout would report it.
-			answer, _, err := c.Answer(ctx, question, facts, func(string) error { return nil })
+			answer, _, err := c.Answer(ctx, llm.Prompt{Question: question, Facts: facts}, func(string) error { return nil })
 			require.ErrorIs(t, err, context.DeadlineExceeded)
 			require.Equal(t, tt.wantUnavailable, errors.Is(err, ragd.ErrUnavailable))
 			require.Equal(t, tt.wantAnswer, answer)
@@ -402,7 +402,7 @@ func TestAnswerStopsOnDeltaError(t *testing.T) {
 
 	errGone := errors.New("client went away")
 	calls := 0
-	answer, _, err := c.Answer(context.Background(), question, facts, func(string) error {
+	answer, _, err := c.Answer(context.Background(), llm.Prompt{Question: question, Facts: facts}, func(string) error {
 		calls++
 		return errGone
 	})
@@ -435,7 +435,7 @@ func TestAnswerInvalidInput(t *testing.T) {
 
 			srv, reqs := endpoint(t, streamAll("unused"))
 			c := newClient(t, llm.Config{BaseURL: srv.URL + "/v1"})
-			_, _, err := c.Answer(context.Background(), tt.question, tt.facts, func(string) error { return nil })
+			_, _, err := c.Answer(context.Background(), llm.Prompt{Question: tt.question, Facts: tt.facts}, func(string) error { return nil })
 			require.ErrorIs(t, err, ragd.ErrInvalid)
 			require.Empty(t, reqs)
 		})
@@ -556,7 +556,7 @@ func TestMessages(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 
-			msgs := llm.Messages(tt.question, tt.facts)
+			msgs := llm.Messages(llm.Prompt{Question: tt.question, Facts: tt.facts})
 			require.Len(t, msgs, 2)
 			require.Equal(t, openai.ChatMessageRoleSystem, msgs[0].Role)
 			for _, rule := range []string{"only", "[A1]", "Never invent markers", "do not answer"} {
@@ -564,7 +564,25 @@ func TestMessages(t *testing.T) {
 			}
 			require.Equal(t, openai.ChatMessageRoleUser, msgs[1].Role)
 			require.Equal(t, tt.wantUser, msgs[1].Content)
-			require.Equal(t, msgs, llm.Messages(tt.question, tt.facts), "deterministic")
+			require.Equal(t, msgs, llm.Messages(llm.Prompt{Question: tt.question, Facts: tt.facts}), "deterministic")
 		})
 	}
+}
+
+// With the turn's context bundle, the system message carries the conversation (its rules
+// first) and the user message the bundle's evidence instead of the bare fact list.
+func TestMessagesWithContext(t *testing.T) {
+	t.Parallel()
+	p := llm.Prompt{Question: "and the taxi?", Facts: []llm.Fact{{Marker: "A1", Text: "Taxis wait outside."}},
+		Context:  "## rules\n- [hard_constraint] We must not sit near the kitchen\n\n## capsules\n- goal (turns 1-2): table for 2",
+		Evidence: "[A1] Taxis wait outside. (City guide, 2024-05-01)\n[A1] passage (City guide, 2024-05-01):\nTaxis wait outside the station."}
+	msgs := llm.Messages(p)
+	require.Len(t, msgs, 2)
+	require.Contains(t, msgs[0].Content, "Never invent markers")
+	require.Contains(t, msgs[0].Content, "- [hard_constraint] We must not sit near the kitchen")
+	require.Contains(t, msgs[0].Content, "goal (turns 1-2): table for 2")
+	require.True(t, strings.HasPrefix(msgs[1].Content, "Evidence:\n[A1] Taxis wait outside."), msgs[1].Content)
+	require.True(t, strings.HasSuffix(msgs[1].Content, "\nQuestion: and the taxi?"), msgs[1].Content)
+	require.NotContains(t, msgs[1].Content, "Facts:")
+	require.Equal(t, msgs, llm.Messages(p), "deterministic")
 }

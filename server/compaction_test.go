@@ -1,16 +1,21 @@
 package server_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/ragd/ragd/ask"
 	"github.com/ragd/ragd/intent"
+	"github.com/ragd/ragd/llm"
 )
 
 // realIntent is the trained turn-intent classifier, as `ragd serve` wires it.
@@ -181,4 +186,104 @@ func tokensOf(c contextResponse, name string) int {
 		}
 	}
 	return 0
+}
+
+type chatMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// recordingLLM is an OpenAI-compatible endpoint that keeps every prompt it is sent. A streamed
+// request is an answer: it cites the first marker of the prompt's last message. A plain one is a
+// capsule: a summary naming the turns it read.
+type recordingLLM struct {
+	*httptest.Server
+	mu      sync.Mutex
+	prompts [][]chatMessage
+}
+
+func newRecordingLLM(t *testing.T) *recordingLLM {
+	t.Helper()
+	f := &recordingLLM{}
+	marker := regexp.MustCompile(`\[([A-Z]+[0-9]+)\]`)
+	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Stream   bool          `json:"stream"`
+			Messages []chatMessage `json:"messages"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.Messages) == 0 {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			return
+		}
+		f.mu.Lock()
+		f.prompts = append(f.prompts, req.Messages)
+		f.mu.Unlock()
+		last := req.Messages[len(req.Messages)-1].Content
+		if !req.Stream {
+			w.Header().Set("Content-Type", "application/json")
+			json.NewEncoder(w).Encode(map[string]any{"id": "s1", "object": "chat.completion", "model": "fake",
+				"choices": []map[string]any{{"index": 0, "finish_reason": "stop", "message": map[string]string{"role": "assistant",
+					"content": fmt.Sprintf("SUMMARY of %d lines: Pasta Palace for 2 at 19:00, PP4521X", strings.Count(last, "\n"))}}}})
+			return
+		}
+		answer := "Nothing to cite."
+		if m := marker.FindStringSubmatch(last); m != nil {
+			answer = fmt.Sprintf("See [%s].", m[1])
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		chunk, _ := json.Marshal(map[string]any{"id": "c1", "object": "chat.completion.chunk", "model": "fake",
+			"choices": []map[string]any{{"index": 0, "delta": map[string]string{"content": answer}}}})
+		fmt.Fprintf(w, "data: %s\n\ndata: [DONE]\n\n", chunk)
+	}))
+	t.Cleanup(f.Close)
+	return f
+}
+
+// answerPrompt returns the prompt of the answer to question.
+func (f *recordingLLM) answerPrompt(t *testing.T, question string) []chatMessage {
+	t.Helper()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, p := range f.prompts {
+		if strings.HasSuffix(p[len(p)-1].Content, "Question: "+question) {
+			return p
+		}
+	}
+	t.Fatalf("no answer was asked for %q", question)
+	return nil
+}
+
+// ragd's own LLM answers from the context bundle: at turn 5 its prompt holds the turn-2 "must
+// not" (from the rules, though turn 2 is compacted away), the capsules the LLM wrote of the
+// finished goals, the taxi goal's messages and the evidence with its markers.
+func TestLLMPromptIsTheBundle(t *testing.T) {
+	t.Parallel()
+	fake := newRecordingLLM(t)
+	client, err := llm.New(llm.Config{BaseURL: fake.URL + "/v1", Model: "fake"})
+	require.NoError(t, err)
+	b := setup(t, options{corpus: true, intent: realIntent{}, answerer: client, summarizer: client})
+	resp, body := b.do(t, "POST", "/v1/documents", map[string]any{"title": "Taxis", "format": "markdown",
+		"text": "# Taxis\n\nBook a taxi a day ahead. A taxi waits ten minutes at the pick-up address."})
+	require.Equal(t, http.StatusCreated, resp.StatusCode, "%s", body)
+
+	turns := b.chat(t, 5)
+	five := turns[4]
+	require.NotEmpty(t, five.Sources, "the guide is found")
+	require.Regexp(t, `^See \[[A-Z]+[0-9]+\]\.$`, five.Answer)
+
+	prompt := fake.answerPrompt(t, threeGoals[4].user)
+	require.Len(t, prompt, 2)
+	system, user := prompt[0].Content, prompt[1].Content
+	require.Contains(t, system, "Never invent markers")
+	require.Contains(t, system, "We must not sit near the kitchen", "turn 2's constraint reaches turn 5's prompt")
+	require.Contains(t, system, "goal (turns 1-2): SUMMARY of", "the LLM's capsule of the restaurant")
+	require.Contains(t, system, "goal (turns 3-4): SUMMARY of", "and of the hotel")
+	require.Contains(t, system, "[turn 5] user: "+threeGoals[4].user)
+	require.NotContains(t, system, "[turn 2] user:", "the compacted turns are not in the prompt")
+	require.Equal(t, five.Context.Text[:strings.Index(five.Context.Text, "## recent_window")],
+		system[strings.Index(system, "## rules"):strings.Index(system, "## recent_window")], "rules and task state as the bundle has them")
+	require.True(t, strings.HasPrefix(user, "Evidence:\n["+five.Sources[0].Facts[0].Marker+"] "), user)
+
+	conv := turns[0].ConversationID
+	require.Equal(t, 2, b.countWhere(t, "goal_capsules", "conversation_id = '"+conv+"' AND method = 'llm'"))
 }

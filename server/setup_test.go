@@ -21,6 +21,7 @@ import (
 
 	"github.com/ragd/ragd/ask"
 	"github.com/ragd/ragd/bundle"
+	"github.com/ragd/ragd/compact"
 	"github.com/ragd/ragd/embed"
 	"github.com/ragd/ragd/encoder"
 	"github.com/ragd/ragd/index"
@@ -95,14 +96,16 @@ func (b *testBundle) listenStops(t *testing.T, srv *server.Server) {
 type options struct {
 	models   bool         // embeddings and the cross-encoder (stand-ins, on ONNX Runtime)
 	answerer ask.Answerer // an LLM
-	intent   ask.IntentClassifier
-	monitors ask.Monitors
-	pipeline func(*ask.Config) // changes to ask.DefaultConfig()
-	build    func(bundle.Input) bundle.Bundle
-	corpus   bool          // ingest testdata/corpus
-	cfg      server.Config // limits
-	reranker ask.Reranker  // a cross-encoder of the test's own, instead of the models'
-	logger   *slog.Logger
+	// summarizer writes goal capsules (an LLM); nil leaves them extractive.
+	summarizer compact.Summarizer
+	intent     ask.IntentClassifier
+	monitors   ask.Monitors
+	pipeline   func(*ask.Config) // changes to ask.DefaultConfig()
+	build      func(bundle.Input) bundle.Bundle
+	corpus     bool          // ingest testdata/corpus
+	cfg        server.Config // limits
+	reranker   ask.Reranker  // a cross-encoder of the test's own, instead of the models'
+	logger     *slog.Logger
 	// listenStops has the server follow stop requests made to other replicas, as serve does.
 	listenStops bool
 	keys        bool // serve with keys only (not open while none exist)
@@ -123,7 +126,7 @@ func setup(t *testing.T, o options) *testBundle {
 	b.index = ix
 
 	d := ask.Deps{Index: ix, Store: st, Answerer: o.answerer, Intent: o.intent, Monitors: o.monitors,
-		BuildBundle: o.build}
+		BuildBundle: o.build, Summarizer: o.summarizer}
 	var emb ingest.Embedder
 	if o.models {
 		e, s := loadModels(t)

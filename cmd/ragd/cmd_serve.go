@@ -151,10 +151,10 @@ func (a *app) pipelineWith(d ask.Deps) (*ask.Pipeline, error) {
 		if err != nil {
 			return nil, err
 		}
-		d.Answerer = client
-		a.logger.Info("answers are generated", slog.String("llm", redact.URL(a.cfg.LLMURL)), slog.String("model", a.cfg.LLMModel))
+		d.Answerer, d.Summarizer = client, client
+		a.logger.Info("answers and goal capsules are generated", slog.String("llm", redact.URL(a.cfg.LLMURL)), slog.String("model", a.cfg.LLMModel))
 	} else {
-		a.logger.Info("no LLM configured (--llm-url): answers are the fact sheet")
+		a.logger.Info("no LLM configured (--llm-url): answers are the fact sheet, goal capsules extractive")
 	}
 	return ask.New(a.cfg.askConfig(), d)
 }

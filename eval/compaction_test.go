@@ -75,6 +75,11 @@ func TestReplayCompaction(t *testing.T) {
 	require.Equal(t, 1.0, gb.RetentionMulti, "the capsules keep every value")
 	require.InDelta(t, 2.0, gb.Capsules, 0, "two finished goals")
 	require.InDelta(t, gb.TokenReductionMulti/(1+(1-gb.RetentionMulti)), gb.Efficiency, 1e-9)
+	for _, s := range rep.Strategies {
+		require.True(t, s.RetentionMultiCI[0] <= s.RetentionMulti && s.RetentionMulti <= s.RetentionMultiCI[1], "%s: %+v", s.Name, s)
+		require.True(t, s.TokenReductionMultiCI[0] <= s.TokenReductionMulti && s.TokenReductionMulti <= s.TokenReductionMultiCI[1], "%s: %+v", s.Name, s)
+	}
+	require.Positive(t, gb.TokenReductionEndMulti)
 	require.Less(t, byName[compact.SlidingWindow].RetentionMulti, 1.0, "six messages forget the restaurant")
 	require.Positive(t, rep.Matched.WindowTokens)
 	require.InDelta(t, gb.TokensPerTurnMultiGoal, rep.Matched.SlidingWindow.TokensPerTurnMultiGoal, 0.05*gb.TokensPerTurnMultiGoal,

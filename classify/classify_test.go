@@ -331,14 +331,49 @@ func TestEvaluate(t *testing.T) {
 	require.NoError(t, r.WriteText(&buf))
 	require.Contains(t, buf.String(), "precision")
 	require.Contains(t, buf.String(), "0.800")
-	require.Contains(t, buf.String(), "gold \\ predicted")
+	require.Contains(t, buf.String(), "gold a")
+	require.Regexp(t, `(?m)^\s*a\s+1\.000\s+0\.667\s+0\.800\s`, buf.String(), "label, precision, recall, F1 first")
+}
+
+// Wilson intervals as published (Newcombe 1998, table I: 81/263 gives 0.2553-0.3662; 0/10
+// gives 0-0.2775).
+func TestWilson(t *testing.T) {
+	t.Parallel()
+	w := Wilson(81, 263)
+	require.InDelta(t, 0.2553, w.Lo, 1e-4)
+	require.InDelta(t, 0.3662, w.Hi, 1e-4)
+	w = Wilson(0, 10)
+	require.InDelta(t, 0, w.Lo, 1e-12)
+	require.InDelta(t, 0.2775, w.Hi, 1e-4)
+	w = Wilson(10, 10)
+	require.InDelta(t, 0.7225, w.Lo, 1e-4)
+	require.InDelta(t, 1, w.Hi, 1e-12)
+}
+
+func TestBootstrap(t *testing.T) {
+	t.Parallel()
+	// The mean of 100 coin flips, 50 heads: the interval is about 0.5 ± 0.1.
+	mean := func(idx []int) float64 {
+		s := 0
+		for _, i := range idx {
+			s += i % 2
+		}
+		return float64(s) / float64(len(idx))
+	}
+	ci := Bootstrap(100, mean)
+	require.InDelta(t, 0.40, ci.Lo, 0.02)
+	require.InDelta(t, 0.60, ci.Hi, 0.02)
+	require.Equal(t, ci, Bootstrap(100, mean), "reproducible")
 }
 
 func TestEvaluateEdgeCases(t *testing.T) {
 	t.Parallel()
 	r, err := Evaluate([]string{"a", "b"}, []string{"a", "a"}, []string{"a", "a"})
 	require.NoError(t, err)
-	require.Equal(t, ClassMetrics{Label: "b"}, r.Classes[1], "no support and no predictions: all zero")
+	b := r.Classes[1]
+	require.Equal(t, [5]float64{0, 0, 0, 0, 0}, [5]float64{b.Precision, b.Recall, b.F1, float64(b.Support), float64(b.Predicted)},
+		"no support and no predictions: all zero")
+	require.Equal(t, Interval{0, 1}, b.RecallCI, "and nothing known about them")
 
 	_, err = Evaluate([]string{"a"}, []string{"a"}, []string{"a", "a"})
 	require.Error(t, err)

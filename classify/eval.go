@@ -132,6 +132,9 @@ type ClassMetrics struct {
 	Precision, Recall, F1 float64
 	// Support is the number of gold items of this label; Predicted the number of predictions.
 	Support, Predicted int
+	// PrecisionCI and RecallCI are Wilson 95% intervals; F1CI is a bootstrap 95% interval over
+	// the items.
+	PrecisionCI, RecallCI, F1CI Interval
 }
 
 // Report holds the usual figures for a set of predictions against gold labels.
@@ -140,7 +143,9 @@ type Report struct {
 	// Confusion[i][j] counts items of gold label Labels[i] predicted as Labels[j].
 	Confusion [][]int
 	Accuracy  float64
-	Classes   []ClassMetrics
+	// AccuracyCI is the Wilson 95% interval of Accuracy.
+	AccuracyCI Interval
+	Classes    []ClassMetrics
 	// MacroF1 is the unweighted mean of the classes' F1.
 	MacroF1 float64
 	N       int
@@ -170,6 +175,7 @@ func Evaluate(labels, gold, pred []string) (Report, error) {
 	if r.N > 0 {
 		r.Accuracy = float64(correct) / float64(r.N)
 	}
+	r.AccuracyCI = Wilson(correct, r.N)
 	for i, l := range labels {
 		c := ClassMetrics{Label: l}
 		for j := range labels {
@@ -183,37 +189,59 @@ func Evaluate(labels, gold, pred []string) (Report, error) {
 		if c.Support > 0 {
 			c.Recall = float64(tp) / float64(c.Support)
 		}
-		if c.Precision+c.Recall > 0 {
-			c.F1 = 2 * c.Precision * c.Recall / (c.Precision + c.Recall)
-		}
+		c.F1 = F1(c.Precision, c.Recall)
+		c.PrecisionCI, c.RecallCI = Wilson(tp, c.Predicted), Wilson(tp, c.Support)
+		c.F1CI = Bootstrap(len(gold), func(idx []int) float64 {
+			var tp, support, predicted int
+			for _, j := range idx {
+				g, p := gold[j] == l, pred[j] == l
+				if g && p {
+					tp++
+				}
+				if g {
+					support++
+				}
+				if p {
+					predicted++
+				}
+			}
+			if tp == 0 {
+				return 0
+			}
+			return F1(float64(tp)/float64(predicted), float64(tp)/float64(support))
+		})
 		r.Classes = append(r.Classes, c)
 		r.MacroF1 += c.F1 / float64(len(labels))
 	}
 	return r, nil
 }
 
-// WriteText writes the report as two plain-text tables: per-label precision, recall, F1 and
-// support, then the confusion matrix (rows gold, columns predicted).
+// WriteText writes the report as two plain-text tables: per label its precision, recall and F1
+// (in 0..1, in that order right after the label, so scripts can read them), support,
+// predictions and the 95% intervals of the three figures; then the confusion matrix (rows gold,
+// columns predicted, each row starting "gold").
 func (r Report) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "label\tprecision\trecall\tF1\tsupport\tpredicted\t")
+	fmt.Fprintln(tw, "label\tprecision\trecall\tF1\tsupport\tpredicted\tprecision 95%\trecall 95%\tF1 95%\t")
 	for _, c := range r.Classes {
-		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.3f\t%d\t%d\t\n", c.Label, c.Precision, c.Recall, c.F1, c.Support, c.Predicted)
+		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.3f\t%d\t%d\t%s\t%s\t%s\t\n", c.Label, c.Precision, c.Recall, c.F1,
+			c.Support, c.Predicted, c.PrecisionCI, c.RecallCI, c.F1CI)
 	}
-	fmt.Fprintf(tw, "accuracy\t%.3f\t\t\t%d\t\t\n", r.Accuracy, r.N)
-	fmt.Fprintf(tw, "macro F1\t\t\t%.3f\t\t\t\n", r.MacroF1)
+	fmt.Fprintf(tw, "accuracy\t%.3f\t\t\t%d\t\t%s\t\t\t\n", r.Accuracy, r.N, r.AccuracyCI)
+	fmt.Fprintf(tw, "macro F1\t\t\t%.3f\t\t\t\t\t\t\n", r.MacroF1)
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "gold \\ predicted\t%s\t\n", strings.Join(r.Labels, "\t"))
+	// Rows start "gold", so that a line starting with a label is always its figures.
+	fmt.Fprintf(tw, "confusion\t%s\t\n", strings.Join(r.Labels, "\t"))
 	for i, l := range r.Labels {
 		cells := make([]string, len(r.Confusion[i]))
 		for j, n := range r.Confusion[i] {
 			cells[j] = strconv.Itoa(n)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t\n", l, strings.Join(cells, "\t"))
+		fmt.Fprintf(tw, "gold %s\t%s\t\n", l, strings.Join(cells, "\t"))
 	}
 	return tw.Flush()
 }

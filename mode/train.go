@@ -96,6 +96,9 @@ func CrossValidate(rows []Example, k int, opts classify.Options) ([]classify.Pre
 	return classify.CrossValidate(trainingSet(rows), k, opts)
 }
 
+// Shipped returns the embedded model, the one Classify and Detect use.
+func Shipped() *classify.Model { return model() }
+
 // Evaluate runs a model on labelled rows as Detect would without a hint or history, and
 // returns two reports: raw, the classifier's most probable mode, and thresholded, where an
 // answer under cfg.Threshold counts as a prediction of GENERAL.

@@ -36,6 +36,10 @@ type Options struct {
 	// Seed fixes the order of mini-batches and the assignment of cross-validation folds, so
 	// training is reproducible to the bit.
 	Seed uint64 `json:"seed"`
+	// BalanceClasses weighs each example by n / (labels × examples of its label), so that every
+	// label counts as much in the loss as the others however many examples it has: a model
+	// trained on extra data of uneven labels keeps the prior of balanced data.
+	BalanceClasses bool `json:"balance_classes,omitempty"`
 	// CalibrationFolds, when at least 2, fits a softmax temperature on out-of-fold scores from
 	// that many folds of the training data, so that probabilities can be compared with a
 	// threshold. Otherwise the temperature is 1.
@@ -245,6 +249,21 @@ func fit(examples []Example, labels []string, opts Options) *Model {
 	for i := range order {
 		order[i] = i
 	}
+	weight := make([]float64, nc)
+	for c := range weight {
+		weight[c] = 1
+	}
+	if opts.BalanceClasses {
+		count := make([]int, nc)
+		for _, g := range gold {
+			count[g]++
+		}
+		for c, n := range count {
+			if n > 0 {
+				weight[c] = float64(len(gold)) / float64(nc*n)
+			}
+		}
+	}
 	batch := opts.BatchSize
 	if batch == 0 || batch > len(examples) {
 		batch = len(examples)
@@ -268,6 +287,11 @@ func fit(examples []Example, labels []string, opts Options) *Model {
 				}
 				p := softmax(s, 1)
 				p[gold[i]]--
+				if wi := weight[gold[i]]; wi != 1 {
+					for c := range p {
+						p[c] *= wi
+					}
+				}
 				for _, e := range rows[i] {
 					for c := range nc {
 						gw[e.col*nc+c] += e.val * p[c]

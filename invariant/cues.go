@@ -107,7 +107,7 @@ func re(pattern string) *regexp.Regexp { return regexp.MustCompile(pattern) }
 // Idioms and distractors that use the words of a requirement without making one. They are cues
 // of their own (the model learns they speak against a constraint) and they are blanked out
 // before the requirement words are looked for, so "I must say" never counts as "must".
-var idiom = re(`\b(?:i must (?:say|admit)|you must be|must have been|always happy|i always|as always|at least it|only curious|just curious|never mind|the only (?:thing|reason|one)|not only|if only|never really|never been|i've never|i have never|never heard)\b`)
+var idiom = re(`\b(?:i must (?:say|admit)|you must be|must have been|always happy|i always|as always|at least it|only curious|just curious|never mind|the only (?:thing|reason|one)|not only|if only|never really|never been|i've never|i have never|never heard|i (?:have|had) to (?:say|admit)|(?:will|'ll) have to do|(?:if|when) (?:we|i|you) (?:really )?(?:have|need) to\b|(?:i'll|i will|i'd|i would|i guess i'll) have to (?:check|ask|think|see|look|read|wait|try))\b`)
 
 // Words of requirement.
 var (
@@ -131,7 +131,7 @@ var (
 	mayRe        = re(`\bmay (?:not|only|never|take|be)\b|\ballowed\b`)
 	shouldRe     = re(`\bshould\b|\bshouldn't\b|\bwould like\b|\bi'd like\b|\bwant\b`)
 	softRe       = re(`\b(?:ideally|nice to have|if possible|preferably|would be nice|prefer|no rush|if you can|optional|flexible|don't care|doesn't matter|whatever is easiest|no preference|not picky)\b`)
-	notNeededRe  = re(`\b(?:not required|isn't required|not a requirement|isn't a concern|not a concern|not needed|doesn't need to|does not need to|don't need to|no need)\b`)
+	notNeededRe  = re(`\b(?:not required|isn't required|not a requirement|isn't a concern|not a concern|not needed|doesn't need to|does not need to|don't need to|no need|doesn't have to|does not have to|don't have to|do not have to|needn't|not necessary|not necessarily|optional)\b`)
 	questionRe   = re(`\?\s*$`)
 	askStartRe   = re(`^(?:what|why|how|when|where|which|who|is|are|do|does|did|can|could|should|would|will|am|any)\b`)
 	aboutWordsRe = re(`\b(?:what does|what's the difference|difference between|when you say|meaning of|explain|means?\b|definition)`)
@@ -144,7 +144,7 @@ var (
 	exposeRe  = re(`\b(?:log|logs|logged|logging|print|printed|expose[sd]?|leak(?:s|ed)?|commit(?:ted)?|shar(?:e|ed|ing)|send|sent|paste[sd]?|upload(?:ed)?|returned|shown|display(?:ed)?|notify|notifying|leave)\b`)
 	protectRe = re(`\b(?:mask(?:ed)?|redact(?:ed)?|anonymi[sz](?:e|ed)|pseudonymi[sz]e|encrypt(?:ed)?|hash(?:ed)?|saniti[sz](?:e|ed)|escape[sd]?|scrub(?:bed)?|rotate|revoke|delete)\b`)
 	policyRe  = re(`\b(?:security|secure[sd]?|privacy|private|confidential|gdpr|lgpd|hipaa|ccpa|compliance|tls|ssl|https|xss|csrf|injection|parameteri[sz]ed|least privileges?|privileges?|read-only|readonly|root|admin|permissions?|acl|validation|verification|authori[sz]ation|authenticat\w*|sandbox|tenants?|multi-tenant|isolat\w*|separated|user-supplied|untrusted|arbitrary code|external (?:api|tool|service)s?|third[- ]party|internal urls?|own servers|on-prem\w*|residency|eu|eu-\w+)\b`)
-	harmRe    = re(`\b(?:safety|safe|unsafe|harm\w*|danger\w*|allerg\w*|medical|patients?|kill switch|kids?|child(?:ren)?|minors?|strangers|location|lock screen|human|auto-send|payment|real money)\b`)
+	harmRe    = re(`\b(?:safety|safe|unsafe|harm\w*|danger\w*|hazard\w*|injur\w*|hurt|allerg\w*|medical|medication|dos(?:e|age)s?|pregnan\w*|patients?|kill switch|emergency|e-stop|guards?|lifeguard|helmet|fire|smoke|gas|toxic|poison\w*|chemicals?|bleach|voltage|live wir\w*|breaker|electric\w*|overheat\w*|speed limit|too fast|faster than|collision|kids?|child(?:ren)?|minors?|strangers|location|lock screen|human|people nearby|anyone (?:inside|nearby)|auto-send|payment|payouts?|real money|fraud\w*|scam\w*|phishing|malware|virus(?:es)?|antivirus|scann?(?:ed|ing)? for|brute[- ]forc\w*|attack\w*|exploit\w*|vulnerab\w*|access\w*|operators?|workers?|pedestrians?|bystanders?|allow-?list|whitelist|deny-?list|blocklist|approv\w*|audit\w*|2fa|mfa|two-factor|encrypt\w*|backups?)\b`)
 )
 
 // Words of correction.
@@ -171,9 +171,16 @@ var (
 	subjCannotRe = re(`\b(?:i|we|nobody|no one|it|they|users?)\s+(?:can't|cannot|can not|couldn't|could not|am unable|are unable)\b`)
 	quotedRe     = regexp.MustCompile("`[^`]+`|\"[^\"]{6,}\"|(?:^|[\\s(:])'[^']{6,}'")
 	resolvedRe   = re(`\b(?:(?:is|are|was|got|been|it's|that's)\s+(?:\w+\s+)?(?:fixed|resolved|solved|sorted)|fixed (?:now|it)|resolved now|works now|working now|it's fine|is fine now|fine now|works on my machine|that works|it works|figured it out|found it)\b`)
-	hypoRe       = re(`\b(?:what would happen|what happens if|what if|in case|hypothetically|if it ever|suppose)\b`)
-	butWorksRe   = re(`\b(?:but|still)\s+(?:\w+\s+)?(?:works|runs)\b|\bappears but\b`)
-	progressRe   = re(`\b(?:can't (?:merge|deploy|test|work|run|release|ship|apply|log in|sign in)|cannot work|no one can|nobody can|until (?:this|that|it)|blocked|so i can't)\b`)
+	// pastRe and presentRe place a failure in time: one told only in the past ("the build failed
+	// twice last week") is a story, not a blocker; one that is still happening is.
+	pastRe     = re(`\b(?:yesterday|last (?:week|night|month|year|time|sprint|friday|monday|tuesday|wednesday|thursday|saturday|sunday)|(?:days?|weeks?|months?|years?) ago|used to|previously|back then|earlier (?:this|today)|in the past|once before|the other day)\b`)
+	presentRe  = re(`\b(?:now|right now|currently|still|again|since|today|this morning|keeps?|every time|whenever|at the moment|anymore|any more)\b`)
+	hypoRe     = re(`\b(?:what would happen|what happens if|what if|in case|hypothetically|if it ever|suppose)\b`)
+	butWorksRe = re(`\b(?:but|still)\s+(?:\w+\s+)?(?:works|runs)\b|\bappears but\b`)
+	progressRe = re(`\b(?:can't (?:merge|deploy|test|work|run|release|ship|apply|log in|sign in)|cannot work|no one can|nobody can|until (?:this|that|it)|blocked|so i can't)\b`)
+	// imperativeRe opens a clause with an order that keeps something safe or shut ("disable the
+	// motor whenever the door is open").
+	imperativeRe = re(`^(?:always |never )?(?:disable|enable|keep|block|deny|reject|refuse|require|restrict|limit|lock|mask|redact|encrypt|scan|verify|validate|check|stop|shut|turn off|switch off|cut|sanitize|sanitise|escape|isolate|sandbox|rate-limit|throttle|log out|revoke)\b`)
 	firstPerRe   = re(`\b(?:i|i'm|we|we're|my|our|me|us)\b`)
 )
 
@@ -238,6 +245,9 @@ var cues = []cue{
 	{"resolved", func(v *view) bool { return v.is(resolvedRe, text) }},
 	{"m.resolved", func(v *view) bool { return v.msg.resolved }},
 	{"hypothetical", func(v *view) bool { return v.is(hypoRe, sentence) }},
+	{"past", func(v *view) bool { return v.is(pastRe, sentence) && !v.is(presentRe, sentence) }},
+	{"present", func(v *view) bool { return v.is(presentRe, sentence) }},
+	{"imperative", func(v *view) bool { return v.is(imperativeRe, lead) }},
 	{"but-works", func(v *view) bool { return v.is(butWorksRe, sentence) }},
 	{"progress", func(v *view) bool { return v.is(progressRe, text) }},
 	{"m.progress", func(v *view) bool { return v.msg.progress }},
@@ -293,6 +303,7 @@ func candidates(v *view) [len(classes)]bool {
 		v.is(youSaidRe, sentence) || v.is(notXRe, text) || v.is(noLongerRe, text) || v.is(changeRe, text)
 	fails := failureWords(v) || v.is(errLineRe, line) || v.is(errCodeRe, text) || v.is(progressRe, text)
 	gone := v.is(resolvedRe, sentence) || v.is(hypoRe, sentence) || v.is(butWorksRe, sentence) ||
+		v.is(pastRe, sentence) && !v.is(presentRe, sentence) ||
 		asked && v.is(aboutWordsRe, sentence)
 	strong := v.is(mustRe, plainT) || v.is(neverRe, plainT) || v.is(alwaysRe, plainT) || v.is(requireRe, plainT) ||
 		v.is(hasToRe, plainT) || v.is(forbidRe, plainT) || v.is(conditionRe, plainT)
@@ -300,7 +311,9 @@ func candidates(v *view) [len(classes)]bool {
 
 	var ok [len(classes)]bool
 	ok[0] = true
-	ok[1] = rule && safetyWords(v, sentence) && !asked && !waived
+	// Any rule may be a safety one: its words decide in the type model, and recall matters more
+	// here than anywhere, so no list of safety words gates it.
+	ok[1] = (rule || v.is(imperativeRe, lead)) && !asked && !waived && !wished
 	ok[2] = corrects
 	ok[3] = rule && !asked && !waived && !wished
 	ok[4] = fails && !gone

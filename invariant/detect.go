@@ -5,10 +5,9 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-)
 
-// trained is the clause model with the weights of weights.go.
-var trained = modelOf(trainedWeights)
+	"github.com/ragd/ragd/classify"
+)
 
 // Detect returns the sticky invariants of one user message, in message order (spans that start
 // at the same byte: higher priority first).
@@ -24,7 +23,7 @@ var trained = modelOf(trainedWeights)
 // quoted text with an error in it: the exception line of a traceback, not its frames), and only
 // when nothing is pasted, the failure clause the model is surest of.
 func Detect(message string) []Span {
-	return detect(trained, message)
+	return detect(shipped(), message)
 }
 
 // labelled is a clause with the class the model gives it.
@@ -34,23 +33,21 @@ type labelled struct {
 	p     float64 // the model's probability of class
 }
 
-// detect is Detect with a given model, so that cross-validation can run the same code.
-func detect(m model, msg string) []Span {
+// detect is Detect with given models, so that cross-validation runs the same code.
+func detect(m Models, msg string) []Span {
 	cs := clauses(msg)
 	mm := newMessage(msg)
 	ls := make([]labelled, len(cs))
 	for i, c := range cs {
 		v := newView(msg, c, mm)
-		in := instance{allowed: candidates(v)}
-		if in.allowed == noneOnly {
+		allowed := candidates(v)
+		if allowed == noneOnly {
 			// Nothing to weigh: most clauses of a long paste end here, unscored.
 			ls[i] = labelled{clause: c, p: 1}
 			continue
 		}
-		in.x = features(v)
-		p := m.probs(in)
-		k := argmax(p[:])
-		ls[i] = labelled{clause: c, class: k, p: p[k]}
+		k, p := m.judge(clauseInput(v, features(v)), allowed)
+		ls[i] = labelled{clause: c, class: k, p: p}
 	}
 	return assemble(msg, ls)
 }
@@ -58,26 +55,22 @@ func detect(m model, msg string) []Span {
 // noneOnly is the candidate set of a clause with no cue of any type.
 var noneOnly = [len(classes)]bool{true}
 
-// clauseFeatures cuts msg into clauses and returns each as the model sees it, for training.
+// instance is one clause as training sees it: the models' input and the types it may take.
+type instance struct {
+	in      classify.Input
+	allowed [len(classes)]bool
+}
+
+// clauseFeatures cuts msg into clauses and returns each as the models see it, for training.
 func clauseFeatures(msg string) ([]clause, []instance) {
 	cs := clauses(msg)
 	m := newMessage(msg)
 	xs := make([]instance, len(cs))
 	for i, c := range cs {
 		v := newView(msg, c, m)
-		xs[i] = instance{x: features(v), allowed: candidates(v)}
+		xs[i] = instance{in: clauseInput(v, features(v)), allowed: candidates(v)}
 	}
 	return cs, xs
-}
-
-func argmax(p []float64) int {
-	best := 0
-	for k := range p {
-		if p[k] > p[best] {
-			best = k
-		}
-	}
-	return best
 }
 
 // assemble turns labelled clauses into spans.

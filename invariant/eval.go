@@ -102,12 +102,17 @@ type Report struct {
 
 // Evaluate runs detect on every example and scores its spans by the span rule.
 func Evaluate(exs []Example, detect func(string) []Span) Report {
+	r := newReport()
+	for _, ex := range exs {
+		r.add(ex, detect(ex.Text))
+	}
+	return r
+}
+
+func newReport() Report {
 	r := Report{Types: map[Type]*Counts{}}
 	for _, t := range Types {
 		r.Types[t] = &Counts{}
-	}
-	for _, ex := range exs {
-		r.add(ex, detect(ex.Text))
 	}
 	return r
 }

@@ -2,18 +2,21 @@
 // corrections, hard constraints and blocking errors that a conversation must keep in front of
 // its LLM on every later turn, however the context is trimmed.
 //
-// Detection is cheap and needs no model files. A message is cut into clauses. Cue rules written
-// from the labelling conventions (../shared/data/labels/README.md §2) give each clause the types
-// it may have: a safety requirement needs the wording of a rule and something to protect, a
-// question or "it's not required" is no requirement, a fixed or hypothetical error is not
-// blocking, and so on. A small multinomial logistic regression over the same cues, trained on
-// the labelled messages (weights.go), picks among those candidates. At the regularisation that
-// cross-validation chose it is mostly a learned order of precedence (a safety reading wins, then
-// small cue weights decide between correction, constraint and failure); freer weights fit the
-// 200 examples and did worse on held-out folds. Spans are then put together: adjacent clauses of
-// one type merge, and a message's blocking error is its pasted error text when it has one.
+// Detection is cheap: a message is cut into clauses, and each is judged in two steps, "sticky
+// or not" first and the type second (model.go), by two small logistic regressions over the
+// clause's words, its sentence's words and cues written from the labelling conventions
+// (../shared/data/labels/README.md §2). The cues also say which types a clause may take at all,
+// conventions no weight should overrule: a question or "it's not required" is no requirement, a
+// failure that is fixed, hypothetical or told only in the past ("the build failed twice last
+// week") is not blocking. The decision favours recall where a miss costs most: a clause is
+// sticky at a probability of 0.3, and a rule that may be a safety requirement is one when that
+// type has 0.3 of the type model's weight. Spans are then put together: adjacent clauses of one
+// type merge, and a message's blocking error is its pasted error text when it has one.
 //
-// TestReport prints how well it does; the figures are in its output and in the comments there.
+// The models are trained on invariants_train.jsonl and the rows of data/invariants_extra.jsonl
+// (real MultiWOZ turns and messages written for coverage; see data/README.md) by `go generate
+// ./invariant`; TestReport prints grouped cross-validation, and `ragd eval classifiers
+// --invariants FILE` scores the shipped models on any labelled file.
 package invariant
 
 // Type is the kind of a sticky invariant.

@@ -65,7 +65,21 @@ func TestDetect(t *testing.T) {
 		{"two types", "cannot build the docker image. the image must stay under 500MB btw",
 			[]want{{Blocking, "cannot build the docker image."}, {Constraint, "the image must stay under 500MB btw"}}},
 
+		// Safety is what the rule protects, whatever words say it: people near a machine, access
+		// to documents, malware.
+		{"physical safety", "The arm may not exceed 0.5 m/s when an operator is within 2 metres.",
+			[]want{{Safety, "The arm may not exceed 0.5 m/s when an operator is within 2 metres."}}},
+		{"access rule", "Users should only see documents their team has access to.",
+			[]want{{Safety, "Users should only see documents their team has access to."}}},
+		{"malware", "All attachments must be virus-scanned before they're indexed.",
+			[]want{{Safety, "All attachments must be virus-scanned before they're indexed."}}},
+		{"a failure now, after one before", "the build failed twice last week and it fails again now with exit code 2",
+			[]want{{Blocking, "it fails again now with exit code 2"}}},
+
 		// Distractors: no invariant.
+		{"a failure in the past", "the build failed twice last week", nil},
+		{"I have to say", "I have to say, the new docs are great.", nil},
+		{"doesn't have to", "It doesn't have to be perfect, just readable.", nil},
 		{"I must say", "I must say, this is great", nil},
 		{"you must be", "you must be tired of me", nil},
 		{"always happy", "always happy to learn", nil},

@@ -1,148 +1,133 @@
 package invariant
 
-import "math"
+import (
+	"fmt"
+	"sync"
 
-// classes are the labels of the clause model: no invariant, then the types in priority order.
-var classes = [...]Type{"", Safety, Correction, Constraint, Blocking}
+	_ "embed"
 
-// model is a multinomial logistic regression over the cue vector of a clause, restricted to the
-// clause's candidate classes. It is the part of the detector that is learned: the candidate
-// rules say which types a clause could be, the weights say which it is when the rules allow
-// more than one, or none at all.
-type model struct {
-	// w[k][j] is the weight of feature j (a cue, or the bias last) for class k.
-	w [len(classes)][]float64
-}
-
-// modelOf builds the model from weights keyed by cue name ("bias" for the constant), the form
-// in which weights.go stores them. A cue without a weight weighs nothing.
-func modelOf(weights map[string][len(classes)]float64) model {
-	var m model
-	for k := range classes {
-		m.w[k] = make([]float64, len(cues)+1)
-		for j, c := range cues {
-			m.w[k][j] = weights[c.name][k]
-		}
-		m.w[k][len(cues)] = weights["bias"][k]
-	}
-	return m
-}
-
-// weights returns the model's weights keyed by cue name, the inverse of modelOf.
-func (m model) weights() map[string][len(classes)]float64 {
-	out := make(map[string][len(classes)]float64, len(cues)+1)
-	for j := range len(cues) + 1 {
-		name := "bias"
-		if j < len(cues) {
-			name = cues[j].name
-		}
-		var w [len(classes)]float64
-		for k := range classes {
-			w[k] = m.w[k][j]
-		}
-		out[name] = w
-	}
-	return out
-}
-
-// instance is one clause as the model sees it: its cue vector and the classes it may take.
-type instance struct {
-	x       []float64
-	allowed [len(classes)]bool
-}
-
-// probs returns the probability of each class for the instance; classes it may not take have
-// probability 0.
-func (m model) probs(in instance) [len(classes)]float64 {
-	var p [len(classes)]float64
-	top := math.Inf(-1)
-	for k := range classes {
-		if !in.allowed[k] {
-			continue
-		}
-		for j, xj := range in.x {
-			p[k] += m.w[k][j] * xj
-		}
-		top = max(top, p[k])
-	}
-	var sum float64
-	for k := range p {
-		if !in.allowed[k] {
-			p[k] = 0
-			continue
-		}
-		p[k] = math.Exp(p[k] - top)
-		sum += p[k]
-	}
-	for k := range p {
-		p[k] /= sum
-	}
-	return p
-}
-
-// Training settings. The features are few and binary, so plain full-batch gradient descent
-// converges well inside the step budget; being full-batch and free of random draws, training
-// is deterministic, and weights.go can be checked against a fresh run.
-const (
-	trainSteps = 3000
-	trainRate  = 0.5
-	// trainL2 was chosen by cross-validation on folds 0-3 (see TestReport) among 0.001, 0.003,
-	// 0.01, 0.03, 0.1 and 1: below 0.03 the weights fit the training folds and lost recall on
-	// the others, above it nothing changed.
-	trainL2 = 0.03
+	"github.com/ragd/ragd/classify"
 )
 
-// train fits a model to instances xs with class indexes ys by minimising the mean
-// cross-entropy over each instance's allowed classes, plus an L2 penalty (not on the bias).
-// Instances whose class is not allowed are left out: the cue rules missed them, and no weight
-// can bring them back.
-func train(all []instance, ys []int) model {
-	var xs []instance
-	var keep []int
-	for i, in := range all {
-		if in.allowed[ys[i]] {
-			xs, keep = append(xs, in), append(keep, ys[i])
+//go:generate go run ../cmd/ragd-train -task invariant -data ../../shared/data/labels -out .
+
+// A clause is judged in two steps, so that what matters most is decided first and with recall
+// in mind: is it sticky at all (a requirement, correction or failure the conversation must
+// keep), and only then which type. Both steps are logistic regressions (package classify) over
+// the clause's words, its sentence's words and the cue vector; the cue rules (candidates) also
+// say which types a clause may take at all, so the conventions that no weight should overrule
+// hold: a question is no requirement, a fixed or past failure is not blocking.
+//
+// classes are the clause labels: no invariant, then the types in priority order.
+var classes = [...]Type{"", Safety, Correction, Constraint, Blocking}
+
+// The labels of the sticky model.
+const (
+	labelNone   = "none"
+	labelSticky = "sticky"
+)
+
+// Thresholds of the decision, chosen by grouped cross-validation on invariants_train.jsonl
+// (with the extra rows in training folds only) for the recall the product asks of never-drop
+// rules: a clause is sticky when its probability is at least StickyThreshold, and a sticky
+// clause that may be a safety requirement is one when that type's share is at least
+// SafetyShare, since a safety requirement typed as a constraint loses its priority.
+const (
+	StickyThreshold = 0.30
+	SafetyShare     = 0.30
+)
+
+// minTypeMass is the least probability the type model must give the types a clause may take
+// for it to be one of them.
+const minTypeMass = 0.1
+
+// Models is the pair of trained clause models and the thresholds of the decision.
+type Models struct {
+	Sticky *classify.Model // labels none, sticky
+	Type   *classify.Model // labels: the four types
+	// StickyAt and SafetyAt are the thresholds Detect uses (StickyThreshold, SafetyShare).
+	StickyAt, SafetyAt float64
+}
+
+var (
+	//go:embed model_sticky.json
+	stickyJSON []byte
+	//go:embed model_type.json
+	typeJSON []byte
+)
+
+// shipped are the embedded models, parsed on first use. The files are generated and tested,
+// so a failure to parse them is a build defect, not a run-time condition.
+var shipped = sync.OnceValue(func() Models {
+	s, err := classify.LoadBytes(stickyJSON)
+	if err != nil {
+		panic(fmt.Sprintf("invariant: embedded model_sticky.json: %v", err))
+	}
+	t, err := classify.LoadBytes(typeJSON)
+	if err != nil {
+		panic(fmt.Sprintf("invariant: embedded model_type.json: %v", err))
+	}
+	return Models{Sticky: s, Type: t, StickyAt: StickyThreshold, SafetyAt: SafetyShare}
+})
+
+// Shipped returns the embedded models, the ones Detect uses.
+func Shipped() Models { return shipped() }
+
+// clauseInput is a clause as the models read it: its words (idioms and quotations blanked,
+// so "I must say" gives no "must"), the words of its sentence under "s", and its cues.
+func clauseInput(v *view, x []float64) classify.Input {
+	extra := make(map[string]float64, 8)
+	for i, c := range cues {
+		if x[i] != 0 {
+			extra[c.name] = 1
 		}
 	}
-	ys = keep
-	var m model
-	dim := len(cues) + 1
-	for k := range classes {
-		m.w[k] = make([]float64, dim)
+	in := classify.Input{Text: v.texts[plainT], Extra: extra}
+	if v.c.Sentence != v.c.segment {
+		in.Context = map[string]string{"s": v.texts[sentence]}
 	}
-	if len(xs) == 0 {
-		return m
+	return in
+}
+
+// judge labels one clause: the class index into classes (0 for none) and the probability of
+// that answer.
+func (m Models) judge(in classify.Input, allowed [len(classes)]bool) (int, float64) {
+	_, ps := m.Sticky.Predict(in)
+	p := ps[labelIndex(m.Sticky, labelSticky)]
+	if p < m.StickyAt {
+		return 0, 1 - p
 	}
-	var grad [len(classes)][]float64
-	for k := range classes {
-		grad[k] = make([]float64, dim)
-	}
-	n := float64(len(xs))
-	for range trainSteps {
-		for k := range classes {
-			clear(grad[k])
-		}
-		for i, x := range xs {
-			p := m.probs(x)
-			for k := range classes {
-				d := p[k]
-				if k == ys[i] {
-					d--
-				}
-				for j, xj := range x.x {
-					grad[k][j] += d * xj
-				}
-			}
-		}
-		for k := range classes {
-			for j := range dim {
-				g := grad[k][j] / n
-				if j < dim-1 {
-					g += trainL2 * m.w[k][j]
-				}
-				m.w[k][j] -= trainRate * g
-			}
+	_, qs := m.Type.Predict(in)
+	var q [len(classes)]float64
+	var sum float64
+	for k := 1; k < len(classes); k++ {
+		if allowed[k] {
+			q[k] = qs[labelIndex(m.Type, string(classes[k]))]
+			sum += q[k]
 		}
 	}
-	return m
+	if sum < minTypeMass {
+		// The type model reads the clause as a type the rules rule out here.
+		return 0, 1 - p
+	}
+	best := 0
+	for k := 1; k < len(classes); k++ {
+		q[k] /= sum
+		if allowed[k] && (best == 0 || q[k] > q[best]) {
+			best = k
+		}
+	}
+	if safety := 1; allowed[safety] && q[safety] >= m.SafetyAt {
+		best = safety
+	}
+	return best, p * q[best]
+}
+
+func labelIndex(m *classify.Model, label string) int {
+	for i, l := range m.Labels() {
+		if l == label {
+			return i
+		}
+	}
+	panic(fmt.Sprintf("invariant: model has no label %q", label))
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/ragd/ragd/classify"
 	"github.com/ragd/ragd/intent"
+	"github.com/ragd/ragd/invariant"
 	"github.com/ragd/ragd/mode"
 )
 
@@ -36,8 +37,10 @@ func main() {
 		err = trainIntent(os.Stdout, *data, *out, *folds)
 	case "mode":
 		err = trainMode(os.Stdout, *data, *out, *folds)
+	case "invariant":
+		err = trainInvariant(os.Stdout, *data, *out, *folds)
 	default:
-		err = fmt.Errorf("-task must be intent or mode, not %q", *task)
+		err = fmt.Errorf("-task must be intent, mode or invariant, not %q", *task)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ragd-train:", err)
@@ -103,6 +106,49 @@ func trainMode(w io.Writer, data, out string, folds int) error {
 		return err
 	}
 	return save(w, m, out)
+}
+
+// trainInvariant reports grouped cross-validation on invariants_train.jsonl (extra rows in
+// training folds only), trains on both files and writes the two models into the directory out.
+func trainInvariant(w io.Writer, data, out string, folds int) error {
+	train, err := invariant.LoadExamples(filepath.Join(data, "invariants_train.jsonl"))
+	if err != nil {
+		return err
+	}
+	extra, err := invariant.LoadExamples(filepath.Join(invariantDir(out), "data", "invariants_extra.jsonl"))
+	if err != nil {
+		return err
+	}
+	opts := invariant.TrainOptions()
+	r, err := invariant.CrossValidate(train, extra, folds, opts)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "invariant: %d-fold cross-validation on invariants_train.jsonl (%d messages; %d extra rows in training folds only)\n\n",
+		folds, len(train), len(extra))
+	if err := r.WriteText(w); err != nil {
+		return err
+	}
+	m, err := invariant.Train(append(train, extra...), opts)
+	if err != nil {
+		return err
+	}
+	if out == "" {
+		return nil
+	}
+	if err := save(w, m.Sticky, filepath.Join(out, "model_sticky.json")); err != nil {
+		return err
+	}
+	return save(w, m.Type, filepath.Join(out, "model_type.json"))
+}
+
+// invariantDir is the invariant package's directory: out when models are written there, else
+// the path from the module root.
+func invariantDir(out string) string {
+	if out != "" {
+		return out
+	}
+	return "invariant"
 }
 
 func writeReports(w io.Writer, title string, cfg mode.Config, raw, thresholded classify.Report) error {

@@ -170,10 +170,10 @@ func TestTrainingBaselineMatchesData(t *testing.T) {
 	}
 }
 
-// TestDev scores the embedded model on modes_dev.jsonl. The spec's target (precision >= 0.85
-// and recall >= 0.80 for every mode, thresholded) is not met — see the training report — so
-// this only guards against regressions from the figures at commit time (raw accuracy 0.78,
-// thresholded 0.73).
+// TestDev scores the embedded model on modes_dev.jsonl, the check it was never trained or tuned
+// on. The spec's target (precision >= 0.85 and recall >= 0.80 for every mode, thresholded) is
+// not met (see the README), so this only guards against regressions from the figures at commit
+// time (raw accuracy 0.83, thresholded 0.77).
 func TestDev(t *testing.T) {
 	t.Parallel()
 	rows, err := LoadExamples(filepath.Join(labelsDir(t), "modes_dev.jsonl"))
@@ -181,8 +181,8 @@ func TestDev(t *testing.T) {
 	require.Len(t, rows, 100)
 	raw, thresholded, err := Evaluate(model(), rows, DefaultConfig())
 	require.NoError(t, err)
-	require.GreaterOrEqual(t, raw.Accuracy, 0.75)
-	require.GreaterOrEqual(t, thresholded.Accuracy, 0.70)
+	require.GreaterOrEqual(t, raw.Accuracy, 0.80)
+	require.GreaterOrEqual(t, thresholded.Accuracy, 0.74)
 }
 
 // TestEmbeddedModelIsReproducible retrains on the shared data and compares with the embedded
@@ -195,7 +195,9 @@ func TestEmbeddedModelIsReproducible(t *testing.T) {
 	}
 	rows, err := LoadExamples(filepath.Join(labelsDir(t), "modes_train.jsonl"))
 	require.NoError(t, err)
-	m, err := Train(rows, TrainOptions())
+	extra, err := LoadExamples(filepath.Join("data", "modes_extra.jsonl"))
+	require.NoError(t, err)
+	m, err := Train(append(rows, extra...), TrainOptions())
 	require.NoError(t, err)
 	var buf bytes.Buffer
 	require.NoError(t, m.Save(&buf))

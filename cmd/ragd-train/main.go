@@ -82,8 +82,12 @@ func trainMode(w io.Writer, data, out string, folds int) error {
 	if err != nil {
 		return err
 	}
+	extra, err := mode.LoadExamples(filepath.Join(packageDir(filepath.Dir(out), out, "mode"), "data", "modes_extra.jsonl"))
+	if err != nil {
+		return err
+	}
 	opts, cfg := mode.TrainOptions(), mode.DefaultConfig()
-	preds, err := mode.CrossValidate(train, folds, opts)
+	preds, err := mode.CrossValidate(train, extra, folds, opts)
 	if err != nil {
 		return err
 	}
@@ -91,10 +95,10 @@ func trainMode(w io.Writer, data, out string, folds int) error {
 	if err != nil {
 		return err
 	}
-	if err := writeReports(w, fmt.Sprintf("%d-fold cross-validation on modes_train.jsonl (%d rows)", folds, len(train)), cfg, raw, thresholded); err != nil {
+	if err := writeReports(w, fmt.Sprintf("grouped %d-fold cross-validation on modes_train.jsonl (%d rows; %d extra rows in training folds only)", folds, len(train), len(extra)), cfg, raw, thresholded); err != nil {
 		return err
 	}
-	m, err := mode.Train(train, opts)
+	m, err := mode.Train(append(train, extra...), opts)
 	if err != nil {
 		return err
 	}
@@ -102,7 +106,7 @@ func trainMode(w io.Writer, data, out string, folds int) error {
 	if err != nil {
 		return err
 	}
-	if err := writeReports(w, fmt.Sprintf("modes_dev.jsonl (%d rows), model trained on all of modes_train.jsonl", len(dev)), cfg, raw, thresholded); err != nil {
+	if err := writeReports(w, fmt.Sprintf("modes_dev.jsonl (%d rows), model trained on modes_train.jsonl and the extra rows", len(dev)), cfg, raw, thresholded); err != nil {
 		return err
 	}
 	return save(w, m, out)
@@ -115,7 +119,7 @@ func trainInvariant(w io.Writer, data, out string, folds int) error {
 	if err != nil {
 		return err
 	}
-	extra, err := invariant.LoadExamples(filepath.Join(invariantDir(out), "data", "invariants_extra.jsonl"))
+	extra, err := invariant.LoadExamples(filepath.Join(packageDir(out, out, "invariant"), "data", "invariants_extra.jsonl"))
 	if err != nil {
 		return err
 	}
@@ -142,13 +146,13 @@ func trainInvariant(w io.Writer, data, out string, folds int) error {
 	return save(w, m.Type, filepath.Join(out, "model_type.json"))
 }
 
-// invariantDir is the invariant package's directory: out when models are written there, else
-// the path from the module root.
-func invariantDir(out string) string {
+// packageDir is the directory of the package whose extra rows are read: the one the model is
+// written to, else (no -out: a report from the module root) the package's path.
+func packageDir(dir, out, pkg string) string {
 	if out != "" {
-		return out
+		return dir
 	}
-	return "invariant"
+	return pkg
 }
 
 func writeReports(w io.Writer, title string, cfg mode.Config, raw, thresholded classify.Report) error {

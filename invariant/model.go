@@ -30,8 +30,9 @@ const (
 // Thresholds of the decision, chosen by grouped cross-validation on invariants_train.jsonl
 // (with the extra rows in training folds only) for the recall the product asks of never-drop
 // rules: a clause is sticky when its probability is at least StickyThreshold, and a sticky
-// clause that may be a safety requirement is one when that type's share is at least
-// SafetyShare, since a safety requirement typed as a constraint loses its priority.
+// clause read as a hard constraint that may be a safety requirement is one when that type's
+// share is at least SafetyShare, since a safety requirement typed as a constraint loses its
+// priority.
 const (
 	StickyThreshold = 0.30
 	SafetyShare     = 0.30
@@ -117,7 +118,9 @@ func (m Models) judge(in classify.Input, allowed [len(classes)]bool) (int, float
 			best = k
 		}
 	}
-	if safety := 1; allowed[safety] && q[safety] >= m.SafetyAt {
+	// A rule read as a constraint that may well be a safety one is one: typed as a constraint
+	// it would lose its priority. Corrections and failures are not rules and keep their type.
+	if safety, constraint := 1, 3; best == constraint && allowed[safety] && q[safety] >= m.SafetyAt {
 		best = safety
 	}
 	return best, p * q[best]

@@ -127,7 +127,7 @@ func Build(query string, sources []Source, letters map[uuid.UUID]string, next in
 	candidates := score(query, sources)
 	numbered := map[string]int{} // the highest number of each letter so far
 	for _, m := range known {
-		letter, n := splitMarker(m)
+		letter, n := SplitMarker(m)
 		numbered[letter] = max(numbered[letter], n)
 	}
 	inSheet := map[SentenceKey]bool{}
@@ -163,8 +163,9 @@ func Build(query string, sources []Source, letters map[uuid.UUID]string, next in
 	return sheet, assigned, next
 }
 
-// splitMarker splits "AB12" into "AB" and 12; a malformed marker has number 0.
-func splitMarker(m string) (string, int) {
+// SplitMarker splits a marker into its document letter and its number: "AB12" into "AB" and
+// 12. A malformed marker has number 0.
+func SplitMarker(m string) (string, int) {
 	i := strings.IndexFunc(m, func(r rune) bool { return r < 'A' || r > 'Z' })
 	if i < 0 {
 		return m, 0

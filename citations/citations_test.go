@@ -506,7 +506,7 @@ func TestBuildKeepsSentenceMarkers(t *testing.T) {
 func splitLetter(markers map[string]string) string {
 	letters := map[string]bool{}
 	for _, m := range markers {
-		l, n := splitMarker(m)
+		l, n := SplitMarker(m)
 		if n > 0 {
 			letters[l] = true
 		}

@@ -12,7 +12,9 @@ import (
 	"io/fs"
 	"log/slog"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/tern/v2/migrate"
 )
 
@@ -75,20 +77,23 @@ func Migrate(ctx context.Context, conn *pgx.Conn, opts Options) error {
 var ErrBehind = errors.New("database schema is behind: run `ragd migrate`")
 
 // Check reports ErrBehind when migrations are pending in schema ("" is public), so a server never
-// runs on an old schema.
+// runs on an old schema. It only reads the version table (tern's migrator would try to create
+// it, which ragd's unprivileged login may not), so ragd_app can check.
 func Check(ctx context.Context, conn *pgx.Conn, schema string) error {
-	m, err := migrate.NewMigrator(ctx, conn, versionTable(schema))
+	names, err := fs.Glob(files, "*.sql")
 	if err != nil {
 		return fmt.Errorf("checking schema version: %w", err)
 	}
-	if err := m.LoadMigrations(files); err != nil {
+	var v int32
+	err = conn.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM "+versionTable(schema)).Scan(&v)
+	var pgErr *pgconn.PgError
+	switch {
+	case errors.As(err, &pgErr) && pgErr.Code == pgerrcode.UndefinedTable:
+		v = 0
+	case err != nil:
 		return fmt.Errorf("checking schema version: %w", err)
 	}
-	v, err := m.GetCurrentVersion(ctx)
-	if err != nil {
-		return fmt.Errorf("checking schema version: %w", err)
-	}
-	if latest := int32(len(m.Migrations)); v < latest {
+	if latest := int32(len(names)); v < latest {
 		return fmt.Errorf("%w (at version %d of %d)", ErrBehind, v, latest)
 	}
 	return nil

@@ -53,6 +53,10 @@ const (
 	// superuser is the cluster's superuser role, and database the database ragd uses.
 	superuser = "ragd"
 	database  = "ragd"
+	// AppLogin is the role ragd's connection pools log in as: no superuser, no attribute, and
+	// (once ragd's migrations ran, as the superuser) a member of ragd_app and nothing else, so a
+	// session cannot switch to a role that owns the tables or bypasses row-level security.
+	AppLogin = "ragd_login"
 
 	// port only names the socket file (.s.PGSQL.5432); nothing listens on TCP.
 	port = 5432
@@ -240,9 +244,16 @@ func (c *Cluster) initialized() bool {
 	return err == nil
 }
 
-// URL returns the pgx connection string for the "ragd" database over the Unix socket.
+// URL returns the pgx connection string for the "ragd" database over the Unix socket, as the
+// superuser: for migrations and administration.
 func (c *Cluster) URL() string {
 	return connString(filepath.Join(c.dir, sockDirName), database)
+}
+
+// AppURL returns the connection string for the "ragd" database as AppLogin, the unprivileged
+// login ragd serves with.
+func (c *Cluster) AppURL() string {
+	return connStringAs(filepath.Join(c.dir, sockDirName), database, AppLogin)
 }
 
 // Close ends this process's use of the cluster. It stops the server when this process is the
@@ -535,8 +546,23 @@ func (c *Cluster) bootstrap(ctx context.Context) error {
 	if err != nil && !isPgError(err, pgerrcode.UniqueViolation) { // a concurrent CREATE won
 		return fmt.Errorf("pgcluster: creating the vector extension: %w", err)
 	}
+	// The serving login. NOINHERIT: it holds no privilege of its own, only what SET ROLE
+	// ragd_app (which ragd's pool does on connect) gives; ragd grants it ragd_app after
+	// migrating. Roles belong to the cluster, so a concurrent start may have created it.
+	_, err = conn.Exec(ctx, fmt.Sprintf(`DO $$ BEGIN
+		IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = %[1]s) THEN
+			CREATE ROLE %[2]s LOGIN NOINHERIT NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS;
+		END IF;
+		EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
+	END $$`, quoteLiteral(AppLogin), pgx.Identifier{AppLogin}.Sanitize()))
+	if err != nil {
+		return fmt.Errorf("pgcluster: creating the login %s: %w", AppLogin, err)
+	}
 	return nil
 }
+
+// quoteLiteral quotes s as an SQL string literal.
+func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 // run runs one of the PostgreSQL programs as the server's account, in the cluster directory
 // (which that account can enter, unlike perhaps ragd's working directory). The error carries
@@ -582,10 +608,13 @@ func (c *Cluster) environ() []string {
 // connString returns a pgx connection string for database db as the superuser over the
 // socket in sockDir. The port, like sslmode, is spelled out so that the PGPORT and PGSSLMODE
 // variables of ragd's environment cannot change it.
-func connString(sockDir, db string) string {
+func connString(sockDir, db string) string { return connStringAs(sockDir, db, superuser) }
+
+// connStringAs is connString for another role.
+func connStringAs(sockDir, db, role string) string {
 	u := url.URL{
 		Scheme: "postgres",
-		User:   url.User(superuser),
+		User:   url.User(role),
 		Path:   "/" + db,
 		// Like libpq, pgx decodes %XX in query values but takes "+" literally, so a space must
 		// be %20, not the "+" of url.Values.Encode.

@@ -116,7 +116,9 @@ func setup(t *testing.T, o options) *testBundle {
 	t.Helper()
 	ctx := context.Background()
 	b := &testBundle{ctx: ctx, url: dbtest.NewDatabase(t)}
-	st, err := store.Open(ctx, store.Config{URL: b.url, EmbeddingDim: dbtest.Dim})
+	// As `ragd serve` runs on an external database: logged in as a login that is only a member of
+	// ragd_app, the database's owner having migrated.
+	st, err := store.Open(ctx, store.Config{URL: dbtest.AppURL(t, b.url), OwnerURL: b.url, EmbeddingDim: dbtest.Dim})
 	require.NoError(t, err)
 	t.Cleanup(st.Close)
 	b.store = st

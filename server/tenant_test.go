@@ -191,15 +191,18 @@ func TestTenantsAreIsolatedOnEveryRoute(t *testing.T) {
 	t.Logf("cross-tenant cases: %d routes x 3 roles of another tenant, plus the tenant's auditor and chat roles on every route, plus 3 unauthenticated: %d cases", len(calls), cases)
 }
 
-// Row-level security alone, with no filter of ragd's: ragd_app connected for tenant B sees none
-// of A's rows in any table, cannot write into A, cannot TRUNCATE or disable the append-only
-// trigger.
+// Row-level security alone, with no filter of ragd's: ragd's login connected for tenant B sees
+// none of A's rows in any table, cannot write into A, cannot TRUNCATE, UPDATE, DELETE or disable
+// the append-only trigger of citations, and has no more powerful role to switch to.
 func TestRowLevelSecurityAlone(t *testing.T) {
 	t.Parallel()
 	b := setup(t, options{corpus: true})
 	b.ask(t, "", "smoke alarms")
 	tenantB, err := b.store.EnsureTenant(b.ctx, "beta")
 	require.NoError(t, err)
+	login, err := b.store.Login(b.ctx)
+	require.NoError(t, err)
+	require.Empty(t, login.Privileged, "the server's pool logs in as %s, which owns nothing", login.User)
 
 	conn := dbtest.AppConn(t, b.url, tenantB.String())
 	defer conn.Close(context.Background())
@@ -218,20 +221,36 @@ func TestRowLevelSecurityAlone(t *testing.T) {
 	require.Zero(t, tag.RowsAffected(), "an update of A's row from B touches nothing")
 	_, err = conn.Exec(b.ctx, "INSERT INTO conversations (id, tenant_id) VALUES ($1, $2)", uuid.New(), ragd.DefaultTenant)
 	require.ErrorContains(t, err, "row-level security")
-	for _, sql := range []string{"TRUNCATE message_citations", "ALTER TABLE message_citations DISABLE TRIGGER USER",
-		"DELETE FROM message_citations", "RESET ROLE", "TRUNCATE message_citations"} {
-		_, err := conn.Exec(b.ctx, sql)
-		if sql == "RESET ROLE" {
-			require.NoError(t, err) // back to the login role, no more powerful
-			continue
-		}
-		require.Error(t, err, sql)
+	var owner string
+	require.NoError(t, admin.QueryRow(b.ctx, "SELECT tableowner FROM pg_tables WHERE tablename = 'message_citations'").Scan(&owner))
+	citations := func() string {
+		var sum string
+		require.NoError(t, admin.QueryRow(b.ctx, "SELECT count(*) || ':' || md5(string_agg(c::text, ',' ORDER BY id)) FROM message_citations c").Scan(&sum))
+		return sum
 	}
+	before := citations()
+	// Each statement as tenant A (the citations' own) and as every tenant ('all').
+	for _, tenant := range []string{ragd.DefaultTenant.String(), "all"} {
+		_, err := conn.Exec(b.ctx, "SELECT set_config('ragd.tenant', $1, false)", tenant)
+		require.NoError(t, err)
+		for _, sql := range []string{"TRUNCATE message_citations", "ALTER TABLE message_citations DISABLE TRIGGER USER",
+			"DELETE FROM message_citations", "UPDATE message_citations SET marker = 'Z9'",
+			"SET ROLE " + pgx.Identifier{owner}.Sanitize(), "SET SESSION AUTHORIZATION " + pgx.Identifier{owner}.Sanitize(),
+			"SET ROLE ragd_app", "TRUNCATE message_citations", "DELETE FROM message_citations", "RESET ROLE"} {
+			_, err := conn.Exec(b.ctx, sql)
+			if sql == "SET ROLE ragd_app" || sql == "RESET ROLE" {
+				require.NoError(t, err) // ragd_app, or back to the login: no more powerful
+				continue
+			}
+			require.Error(t, err, sql)
+		}
+	}
+	_, err = conn.Exec(b.ctx, "SELECT set_config('ragd.tenant', $1, false)", tenantB.String())
+	require.NoError(t, err)
 	_, err = conn.Exec(b.ctx, "SET row_security = off")
 	require.NoError(t, err)
 	_, err = conn.Exec(b.ctx, "SELECT count(*) FROM documents")
 	require.ErrorContains(t, err, "row-level security", "turning row security off makes queries fail, not see more")
-	var n int
-	require.NoError(t, admin.QueryRow(b.ctx, "SELECT count(*) FROM message_citations").Scan(&n))
-	require.Positive(t, n, "the citations are all there")
+	require.NotEqual(t, "0:", before[:2])
+	require.Equal(t, before, citations(), "the citations are all there, unchanged")
 }

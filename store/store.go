@@ -10,7 +10,9 @@
 // default tenant). Two walls keep tenants apart:
 //
 //   - PostgreSQL row-level security. The pool works as the role ragd_app (SET ROLE on connect),
-//     which owns no table, so policies bind it and it cannot TRUNCATE or disable triggers. Every
+//     which owns no table, so policies bind it and it cannot TRUNCATE or disable triggers; it
+//     logs in as a login that is a member of ragd_app and nothing more (Config.OwnerURL
+//     migrates; Login checks), so no session can switch back to a stronger role. Every
 //     connection handed out gets set_config('ragd.tenant', <tenant>) from the context of the call
 //     that acquired it (pgxpool's PrepareConn), so a query inside or outside a transaction runs
 //     as its caller's tenant. ragd.AllTenants(ctx) sets 'all' instead: only maintenance uses it
@@ -65,8 +67,14 @@ type DB interface {
 
 // Config says where the database is and how to use it.
 type Config struct {
-	// URL is a libpq/pgx connection string.
+	// URL is a libpq/pgx connection string: the login the pool works as (SET ROLE ragd_app on
+	// every connection). It should be a login that is a member of ragd_app and nothing more
+	// (Login tells).
 	URL string
+	// OwnerURL, when set, is the login that owns ragd's tables: migrations run as it, on a
+	// connection of their own, and it grants ragd_app to URL's login. Empty: URL's login
+	// migrates, and so owns the tables.
+	OwnerURL string
 	// Schema, when set, holds ragd's tables instead of public (the eval command uses one schema
 	// per dataset). It is created when missing; pgvector stays in public.
 	Schema string
@@ -141,7 +149,18 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if cfg.MaxConns > 0 {
 		pcfg.MaxConns = cfg.MaxConns
 	}
-	if err := prepare(ctx, pcfg.ConnConfig.Copy(), cfg); err != nil {
+	owner := pcfg.ConnConfig.Copy()
+	if cfg.OwnerURL != "" {
+		ocfg, err := pgx.ParseConfig(cfg.OwnerURL)
+		if err != nil {
+			return nil, fmt.Errorf("store: parsing the owner's database URL: %w", err)
+		}
+		if cfg.Schema != "" {
+			ocfg.RuntimeParams["search_path"] = pcfg.ConnConfig.RuntimeParams["search_path"]
+		}
+		owner = ocfg
+	}
+	if err := prepare(ctx, owner, cfg, pcfg.ConnConfig.User); err != nil {
 		return nil, err
 	}
 	if pcfg.ConnConfig.ConnectTimeout == 0 { // the URL's connect_timeout, when it has one
@@ -150,9 +169,10 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	pcfg.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
 		// ragd works as ragd_app, which owns nothing: row-level security applies to it, and it
-		// cannot TRUNCATE or disable triggers. The URL's user only migrates.
+		// cannot TRUNCATE or disable triggers. A login that is only its member (NOINHERIT or not)
+		// has nothing more to return to; Login says whether the URL's login has.
 		if _, err := conn.Exec(ctx, "SET ROLE "+AppRole); err != nil {
-			return fmt.Errorf("store: SET ROLE %s (the user of --database-url must be a member): %w", AppRole, err)
+			return fmt.Errorf("store: SET ROLE %s (the login of the database URL must be a member): %w", AppRole, err)
 		}
 		return pgxvec.RegisterTypes(ctx, conn)
 	}
@@ -173,9 +193,10 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	return &Store{db: classifyDB{pool, h}, pool: pool, efSearch: cfg.EfSearch, logger: cfg.Logger, health: h}, nil
 }
 
-// prepare runs on a single connection before the pool exists, because the pool registers the
-// vector type on connect and that type exists only after the first migration.
-func prepare(ctx context.Context, ccfg *pgx.ConnConfig, cfg Config) error {
+// prepare runs on a single connection (the owner's, when there is one) before the pool exists,
+// because the pool registers the vector type on connect and that type exists only after the first
+// migration. login is the pool's login, which a separate owner makes a member of ragd_app.
+func prepare(ctx context.Context, ccfg *pgx.ConnConfig, cfg Config, login string) error {
 	conn, err := pgx.ConnectConfig(ctx, ccfg)
 	if err != nil {
 		return fmt.Errorf("store: connecting: %w: %w", ragd.ErrUnavailable, err)
@@ -187,13 +208,21 @@ func prepare(ctx context.Context, ccfg *pgx.ConnConfig, cfg Config) error {
 	}
 	if cfg.Migrate {
 		if _, err := conn.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{schema}.Sanitize()); err != nil {
-			return fmt.Errorf("store: creating schema %s: %w", schema, err)
+			return fmt.Errorf("store: creating schema %s%s: %w", schema, cannotMigrate(err, ccfg.User), err)
 		}
 		opts := migrations.Options{Schema: schema, EmbeddingDim: cfg.EmbeddingDim, Logger: cfg.Logger}
 		if err := migrations.Migrate(ctx, conn, opts); err != nil {
-			return fmt.Errorf("store: %w", err)
+			return fmt.Errorf("store%s: %w", cannotMigrate(err, ccfg.User), err)
 		}
 	} else {
+		if cfg.OwnerURL == "" {
+			// A login that is only a member of ragd_app (NOINHERIT perhaps) reads the schema's
+			// version as ragd_app.
+			if _, err := conn.Exec(ctx, `SELECT CASE WHEN EXISTS (SELECT FROM pg_roles WHERE rolname = $1)
+				AND pg_has_role(session_user, $1, 'MEMBER') THEN set_config('role', $1, false) END`, AppRole); err != nil {
+				return fmt.Errorf("store: %w: %w", ragd.ErrUnavailable, err)
+			}
+		}
 		var exists bool
 		if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)", schema).Scan(&exists); err != nil {
 			return fmt.Errorf("store: %w: %w", ragd.ErrUnavailable, err)
@@ -203,6 +232,11 @@ func prepare(ctx context.Context, ccfg *pgx.ConnConfig, cfg Config) error {
 		}
 		if err := migrations.Check(ctx, conn, schema); err != nil {
 			return fmt.Errorf("store: %w", err)
+		}
+	}
+	if cfg.OwnerURL != "" && login != ccfg.User {
+		if err := grantApp(ctx, conn, login); err != nil {
+			return err
 		}
 	}
 	dim, err := embeddingDim(ctx, conn, schema)

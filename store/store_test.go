@@ -237,3 +237,32 @@ func TestChunkChangesAndEmbeddings(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, missing)
 }
+
+// Login tells a login that is only a member of ragd_app from one that could get past row-level
+// security or the append-only citations.
+func TestLogin(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := dbtest.NewDatabase(t)
+
+	s, err := store.Open(ctx, store.Config{URL: url, EmbeddingDim: dbtest.Dim})
+	require.NoError(t, err)
+	l, err := s.Login(ctx)
+	s.Close()
+	require.NoError(t, err)
+	require.Contains(t, l.Privileged, "is a superuser")
+
+	s, err = store.Open(ctx, store.Config{URL: dbtest.AppURL(t, url), OwnerURL: url, EmbeddingDim: dbtest.Dim, Migrate: true})
+	require.NoError(t, err, "the owner migrates, the login serves")
+	defer s.Close()
+	l, err = s.Login(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "ragd_test_login", l.User)
+	require.Empty(t, l.Privileged)
+	res, err := s.SaveVersions(ctx, []ragd.NewVersion{version("k", "h", "as the login")})
+	require.NoError(t, err)
+	require.Equal(t, ragd.Created, res[0].Status)
+
+	_, err = store.Open(ctx, store.Config{URL: dbtest.AppURL(t, url), Schema: "fresh", EmbeddingDim: dbtest.Dim, Migrate: true})
+	require.ErrorContains(t, err, "may not migrate", "the login alone cannot create ragd's tables")
+}

@@ -38,15 +38,17 @@ func (a *app) close() {
 	a.closers = nil
 }
 
-// databaseURL returns the configured server, or starts (or joins) the private cluster in the
-// data directory. Leaving it stops it only when no other ragd process uses it (package pgcluster).
-func (a *app) databaseURL(ctx context.Context) (string, error) {
+// databaseURLs returns the URL ragd works with and the URL of the tables' owner, which migrates
+// ("": the first migrates): the configured server, or the private cluster in the data directory,
+// started or joined, whose pool logs in as its unprivileged login and whose superuser migrates.
+// Leaving the cluster stops it only when no other ragd process uses it (package pgcluster).
+func (a *app) databaseURLs(ctx context.Context) (login, owner string, err error) {
 	if a.cfg.DatabaseURL != "" {
-		return a.cfg.DatabaseURL, nil
+		return a.cfg.DatabaseURL, a.cfg.MigrateDatabaseURL, nil
 	}
 	c, err := pgcluster.Start(ctx, pgcluster.Config{Dir: a.cfg.clusterDir(), Logger: a.logger})
 	if err != nil {
-		return "", fmt.Errorf("starting the private PostgreSQL (set --database-url to use a server instead): %w", err)
+		return "", "", fmt.Errorf("starting the private PostgreSQL (set --database-url to use a server instead): %w", err)
 	}
 	a.cluster = c
 	a.closers = append(a.closers, func() {
@@ -56,7 +58,7 @@ func (a *app) databaseURL(ctx context.Context) (string, error) {
 			a.logger.Error("leaving the private PostgreSQL", slog.String("error", err.Error()))
 		}
 	})
-	return c.URL(), nil
+	return c.AppURL(), c.URL(), nil
 }
 
 // openModels loads the configured models. The embedding dimension fixes the schema, so models
@@ -101,11 +103,11 @@ func (a *app) embeddingDim() int {
 }
 
 func (a *app) openStore(ctx context.Context, schema string, migrate bool) error {
-	url, err := a.databaseURL(ctx)
+	url, owner, err := a.databaseURLs(ctx)
 	if err != nil {
 		return err
 	}
-	s, err := store.Open(ctx, store.Config{URL: url, Schema: schema, EmbeddingDim: a.embeddingDim(),
+	s, err := store.Open(ctx, store.Config{URL: url, OwnerURL: owner, Schema: schema, EmbeddingDim: a.embeddingDim(),
 		Migrate: migrate, MaxConns: int32(a.cfg.DBMaxConns), Logger: a.logger})
 	if err != nil {
 		return err

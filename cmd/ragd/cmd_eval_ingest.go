@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -46,11 +47,11 @@ func (c evalIngestCmd) Run(ctx context.Context, a *app) error {
 	embedOnly := time.Since(t)
 
 	const schema = "eval_ingest"
-	url, err := a.databaseURL(ctx)
+	url, owner, err := a.databaseURLs(ctx)
 	if err != nil {
 		return err
 	}
-	if err := store.DropSchema(ctx, url, schema); err != nil {
+	if err := store.DropSchema(ctx, cmp.Or(owner, url), schema); err != nil {
 		return err
 	}
 	if err := a.openStore(ctx, schema, true); err != nil {

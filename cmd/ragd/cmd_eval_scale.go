@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -76,7 +77,7 @@ func (c evalScaleCmd) Run(ctx context.Context, a *app) error {
 		return err
 	}
 	qs := ds.Queries[:min(len(ds.Queries), c.Questions+scaleWarmup)]
-	url, err := a.databaseURL(ctx)
+	url, owner, err := a.databaseURLs(ctx)
 	if err != nil {
 		return err
 	}
@@ -88,7 +89,7 @@ func (c evalScaleCmd) Run(ctx context.Context, a *app) error {
 	}}
 	for _, n := range c.Sizes {
 		corpus := eval.ScaleCorpus{Passages: passages, Seed: c.Seed, Tokens: c.ChunkToken, Prefix: fmt.Sprintf("scale-%d", c.Seed)}
-		size, err := c.runSize(ctx, a, url, n, corpus, emb, qs)
+		size, err := c.runSize(ctx, a, url, owner, n, corpus, emb, qs)
 		if err != nil {
 			return fmt.Errorf("%d chunks: %w", n, err)
 		}
@@ -107,7 +108,7 @@ func (c evalScaleCmd) Run(ctx context.Context, a *app) error {
 // scaleWarmup turns are asked before measuring, for caches and connections.
 const scaleWarmup = 10
 
-func (c evalScaleCmd) runSize(ctx context.Context, a *app, url string, n int, corpus eval.ScaleCorpus, emb eval.HashEmbedder, qs []eval.Query) (*eval.ScaleSize, error) {
+func (c evalScaleCmd) runSize(ctx context.Context, a *app, url, owner string, n int, corpus eval.ScaleCorpus, emb eval.HashEmbedder, qs []eval.Query) (*eval.ScaleSize, error) {
 	name := fmt.Sprintf("scale_%d", n)
 	dir := filepath.Join(a.cfg.DataDir, "eval", name)
 	schema := "eval_" + name
@@ -119,14 +120,14 @@ func (c evalScaleCmd) runSize(ctx context.Context, a *app, url string, n int, co
 	}
 	want := scaleLoad{Chunks: n, Seed: c.Seed, Tokens: c.ChunkToken}
 	if saved.Chunks != want.Chunks || saved.Seed != want.Seed || saved.Tokens != want.Tokens {
-		if err := store.DropSchema(ctx, url, schema); err != nil {
+		if err := store.DropSchema(ctx, cmp.Or(owner, url), schema); err != nil {
 			return nil, err
 		}
 		if err := os.RemoveAll(dir); err != nil {
 			return nil, err
 		}
 	}
-	st, err := store.Open(ctx, store.Config{URL: url, Schema: schema, EmbeddingDim: emb.Dim(), Migrate: true, MaxConns: int32(a.cfg.DBMaxConns), Logger: a.logger})
+	st, err := store.Open(ctx, store.Config{URL: url, OwnerURL: owner, Schema: schema, EmbeddingDim: emb.Dim(), Migrate: true, MaxConns: int32(a.cfg.DBMaxConns), Logger: a.logger})
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"strings"
 	"sync"
 	"time"
 
@@ -30,6 +31,9 @@ type serveCmd struct {
 	Pprof            string        `help:"Serve Go's profiles (net/http/pprof) on this loopback address, e.g. 127.0.0.1:6060. Empty serves none." name:"pprof"`
 	ReadTimeout      time.Duration `help:"Longest a client may take to send a whole request, body included (a slow trickle holds a connection no longer)." default:"60s"`
 	Insecure         bool          `help:"Serve without API keys on a non-loopback address. Without it, ragd refuses to start there until a key exists (ragd keys create)."`
+	// InsecureDBLogin is apart from --insecure: serving openly and serving as a privileged
+	// login are two different risks, and accepting one should not accept the other.
+	InsecureDBLogin bool `help:"Serve although the database login (--database-url) is a superuser, bypasses row-level security or owns ragd's tables, so that row-level security and append-only citations no longer bind ragd's sessions. Without it, ragd refuses to start with such a login." name:"insecure-db-login"`
 }
 
 func (c serveCmd) Run(ctx context.Context, a *app) error {
@@ -62,6 +66,9 @@ func (c serveCmd) Run(ctx context.Context, a *app) error {
 		return err
 	}
 	if err := a.openStore(ctx, a.cfg.Schema, c.AutoMigrate); err != nil {
+		return err
+	}
+	if err := c.checkLogin(ctx, a); err != nil {
 		return err
 	}
 	if err := a.openIndex(ctx, a.cfg.indexDir(), false); err != nil {
@@ -289,4 +296,30 @@ func (c serveCmd) access(ctx context.Context, a *app, addr net.Addr) (server.Acc
 		return server.Access{Open: true}, nil
 	}
 	return server.Access{}, fmt.Errorf("--listen %s is not a loopback address and no API key exists: create one with `ragd keys create --role admin` (or pass --insecure to serve openly)", addr)
+}
+
+// checkLogin refuses to serve as a database login that could get past the second wall between
+// tenants (row-level security) or rewrite citations (TRUNCATE, disabling the append-only trigger):
+// a superuser, a role that bypasses row-level security, or the tables' owner, itself or by SET
+// ROLE. The store works as ragd_app, but a session of such a login can switch back. Refusing
+// rather than warning keeps ragd safe by default, as keys do on a non-loopback address;
+// --insecure-db-login accepts it, loudly.
+func (c serveCmd) checkLogin(ctx context.Context, a *app) error {
+	l, err := a.store.Login(ctx)
+	if err != nil {
+		return err
+	}
+	if len(l.Privileged) == 0 {
+		a.logger.Info("database login owns nothing: row-level security binds it", slog.String("login", l.User))
+		return nil
+	}
+	why := strings.Join(l.Privileged, ", ")
+	if c.InsecureDBLogin {
+		a.logger.Warn("--insecure-db-login: serving as a database login that "+why+"; row-level security and append-only citations do not bind its sessions",
+			slog.String("login", l.User))
+		return nil
+	}
+	return fmt.Errorf("the database login %s %s, so a session of ragd's could switch back to it past row-level security and the append-only citations: "+
+		"serve as a login that is only a member of ragd_app (--database-url) and migrate as the owner (--migrate-database-url; see the README), "+
+		"or pass --insecure-db-login to serve anyway", l.User, why)
 }

@@ -44,8 +44,9 @@ func TestServeStopsCleanly(t *testing.T) {
 	addr := free.Addr().String()
 	require.NoError(t, free.Close())
 
+	url := dbtest.NewDatabase(t)
 	cli, err := parse(t, nil, "serve", "--listen", addr, "--data-dir", t.TempDir(),
-		"--database-url", dbtest.NewDatabase(t))
+		"--database-url", dbtest.AppURL(t, url), "--migrate-database-url", url)
 	require.NoError(t, err)
 	a := newApp(&cli.Config, slog.New(slog.NewTextHandler(t.Output(), nil)))
 
@@ -63,4 +64,17 @@ func TestServeStopsCleanly(t *testing.T) {
 	a.close()
 	_, err = net.Dial("tcp", addr)
 	require.Error(t, err, "the port is released")
+}
+
+// A login that could get past row-level security is refused, naming the flag that accepts it.
+func TestServeRefusesAPrivilegedLogin(t *testing.T) {
+	url := dbtest.NewDatabase(t)
+	cli, err := parse(t, nil, "serve", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--database-url", url)
+	require.NoError(t, err)
+	a := newApp(&cli.Config, slog.New(slog.NewTextHandler(t.Output(), nil)))
+	defer a.close()
+	err = cli.Serve.Run(t.Context(), a)
+	require.ErrorContains(t, err, "is a superuser")
+	require.ErrorContains(t, err, "--insecure-db-login")
+	require.ErrorContains(t, err, "--migrate-database-url")
 }

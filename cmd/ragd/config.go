@@ -24,10 +24,12 @@ import (
 // --data-dir is RAGD_DATA_DIR). Defaults are the product spec's numbers.
 type Config struct {
 	DataDir     string `help:"Directory for the private PostgreSQL cluster and the BM25 index." default:"./ragd-data" type:"path"`
-	DatabaseURL string `help:"PostgreSQL URL. Empty runs a private cluster inside the data directory." name:"database-url"`
-	Schema      string `help:"PostgreSQL schema holding ragd's tables (default public)."`
-	IndexDir    string `help:"BM25 index directory (default <data-dir>/index)." type:"path"`
-	DBMaxConns  int    `help:"Most PostgreSQL connections this process holds (a turn uses up to two at once; each replica has its own pool)." default:"16" name:"db-max-conns"`
+	DatabaseURL string `help:"PostgreSQL URL ragd works with: a login that is a member of ragd_app only (see --migrate-database-url). Empty runs a private cluster inside the data directory." name:"database-url"`
+	// MigrateDatabaseURL lets the serving login be one that owns nothing.
+	MigrateDatabaseURL string `help:"PostgreSQL URL of the owner of ragd's tables, for migrations (it also grants ragd_app to the login of --database-url). Empty: --database-url migrates, and so owns the tables." name:"migrate-database-url"`
+	Schema             string `help:"PostgreSQL schema holding ragd's tables (default public)."`
+	IndexDir           string `help:"BM25 index directory (default <data-dir>/index)." type:"path"`
+	DBMaxConns         int    `help:"Most PostgreSQL connections this process holds (a turn uses up to two at once; each replica has its own pool)." default:"16" name:"db-max-conns"`
 
 	EmbedModel  string `help:"Directory of the sentence-embedding model (ONNX). Empty disables vector search." type:"path"`
 	RerankModel string `help:"Directory of the cross-encoder model (ONNX). Empty skips reranking." type:"path"`
@@ -86,6 +88,9 @@ func (c *Config) Validate() error {
 	var errs []error
 	if c.DataDir == "" {
 		errs = append(errs, errors.New("--data-dir must not be empty"))
+	}
+	if c.MigrateDatabaseURL != "" && c.DatabaseURL == "" {
+		errs = append(errs, errors.New("--migrate-database-url needs --database-url (the private cluster has its own owner and login)"))
 	}
 	for _, f := range []struct {
 		flag string

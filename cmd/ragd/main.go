@@ -40,7 +40,7 @@ func main() {
 		kong.DefaultEnvars("RAGD"),
 		kong.UsageOnError(),
 	)
-	logger := newLogger(cli.LogLevel, cli.LogFormat, redact.Secrets(cli.LLMAPIKey, cli.LLMURL, cli.DatabaseURL)...)
+	logger := newLogger(cli.LogLevel, cli.LogFormat, redact.Secrets(cli.LLMAPIKey, cli.LLMURL, cli.DatabaseURL, cli.MigrateDatabaseURL)...)
 	slog.SetDefault(logger)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

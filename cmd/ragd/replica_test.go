@@ -34,10 +34,13 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// ragdCmd runs ragd (this test binary as main) with args against the database at url.
+// ragdCmd runs ragd (this test binary as main) with args against the database at url, as ragd
+// is meant to run on an external database: logged in as a login that is only a member of
+// ragd_app, url's owner migrating.
 func ragdCmd(t *testing.T, url string, args ...string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], append([]string{"--database-url", url, "--log-format", "json"}, args...)...)
+	cmd := exec.Command(os.Args[0], append([]string{"--database-url", dbtest.AppURL(t, url), "--migrate-database-url", url,
+		"--log-format", "json"}, args...)...)
 	cmd.Env = append(os.Environ(), runMainEnv+"=1")
 	return cmd
 }

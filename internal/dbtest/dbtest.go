@@ -9,7 +9,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"net/url"
+	neturl "net/url"
 	"os"
 	"testing"
 
@@ -39,7 +39,7 @@ func ServerURL(t testing.TB) string {
 // withDatabase returns url with its database name replaced.
 func withDatabase(t testing.TB, raw, db string) string {
 	t.Helper()
-	u, err := url.Parse(raw)
+	u, err := neturl.Parse(raw)
 	if err != nil {
 		t.Fatalf("dbtest: parsing %s: %v", EnvURL, err)
 	}
@@ -143,11 +143,10 @@ func TestTx(t testing.TB) pgx.Tx {
 	return tx
 }
 
-// AppConn connects to the database at url as a login role that is a member of ragd_app and
-// nothing more, acting for tenant (the ragd.tenant setting): what row-level security alone lets
-// ragd see, with none of the store's own filters. Unlike the store's SET ROLE on the superuser,
-// this session has no more powerful role to return to.
-func AppConn(t testing.TB, url, tenant string) *pgx.Conn {
+// AppURL returns url as a login that is a member of ragd_app and nothing more: how ragd is meant
+// to log in (the database's owner migrates). Roles belong to the server, so every test database
+// shares the login.
+func AppURL(t testing.TB, url string) string {
 	t.Helper()
 	ctx := context.Background()
 	admin := connect(t, url)
@@ -158,12 +157,21 @@ func AppConn(t testing.TB, url, tenant string) *pgx.Conn {
 	if err != nil {
 		t.Fatalf("dbtest: creating the login role: %v", err)
 	}
-	cfg, err := pgx.ParseConfig(url)
+	u, err := neturl.Parse(url)
 	if err != nil {
 		t.Fatalf("dbtest: %v", err)
 	}
-	cfg.User = "ragd_test_login"
-	conn, err := pgx.ConnectConfig(ctx, cfg)
+	u.User = neturl.User("ragd_test_login")
+	return u.String()
+}
+
+// AppConn connects to the database at url as AppURL's login, acting for tenant (the ragd.tenant
+// setting): what row-level security alone lets ragd see, with none of the store's own filters.
+// The session has no more powerful role to return to.
+func AppConn(t testing.TB, url, tenant string) *pgx.Conn {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, AppURL(t, url))
 	if err != nil {
 		t.Fatalf("dbtest: connecting as ragd_test_login: %v", err)
 	}

@@ -133,6 +133,24 @@ type Store interface {
 	// Citations calls fn for every citation the filter selects, in id (creation) order,
 	// streaming so an export of any size runs in constant memory. fn returning an error stops it.
 	Citations(ctx context.Context, f CitationFilter, fn func(Citation) error) error
+
+	// SaveFeedback records a user's rating of an assistant message (up or down, a reason,
+	// per-source flags), replacing an earlier rating of the same message, and returns it with
+	// the turn's mode and arm. A user message is ErrInvalid, as is a flag on a source the
+	// message did not cite.
+	SaveFeedback(ctx context.Context, f NewFeedback) (*Feedback, error)
+	// Feedback calls fn for every feedback the filter selects, in id (first given) order,
+	// streaming, for the audit export.
+	Feedback(ctx context.Context, f FeedbackFilter, fn func(Feedback) error) error
+	// SaveModeBaseline persists the caller's tenant's mode drift baseline (JSON, as package
+	// mode writes it).
+	SaveModeBaseline(ctx context.Context, baseline []byte) error
+	// NextExperimentSlot hands out the caller's tenant's next assignment slot of an experiment
+	// design: 0, 1, 2, ... in the order new conversations ask, across servers.
+	NextExperimentSlot(ctx context.Context, design string) (int64, error)
+	// ExperimentStats returns, for the caller's tenant, per arm and mode the turns of a period
+	// with their context tokens, latency and feedback.
+	ExperimentStats(ctx context.Context, f ExperimentFilter) ([]ArmStratum, error)
 }
 
 // Keyset is a position in a list read newest first: the (time, id) of the last row of a page.

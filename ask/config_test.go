@@ -15,7 +15,7 @@ func TestConfigValidate(t *testing.T) {
 
 	off := DefaultConfig()
 	off.VectorWeight, off.CarryWeight, off.ReferWeight, off.ContextWeight, off.KGWeight = 0, 0, 0, 0, 0
-	off.ControlRatio, off.Mode.Threshold, off.Carry.Tau, off.Carry.Cap, off.ContextTerms = 0, 0, 0, 0, 0
+	off.Experiment.ControlRatio, off.Mode.Threshold, off.Carry.Tau, off.Carry.Cap, off.ContextTerms = 0, 0, 0, 0, 0
 	require.NoError(t, off.Validate(), "0 is a setting: a list off, no fallback, every carried source in")
 
 	bad := DefaultConfig()

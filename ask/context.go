@@ -7,49 +7,69 @@ import (
 	"log/slog"
 	"strings"
 
-	"github.com/google/uuid"
-
 	"github.com/ragd/ragd"
 	"github.com/ragd/ragd/bundle"
 	"github.com/ragd/ragd/compact"
+	"github.com/ragd/ragd/experiment"
 	"github.com/ragd/ragd/invariant"
 	"github.com/ragd/ragd/mode"
 )
 
-// A/B arms: treatment gets the budgets of its mode, control the GENERAL budgets whatever its mode.
+// A/B arms of the budgets design: treatment gets the budgets of its mode, control the GENERAL
+// budgets whatever its mode (package experiment has the other designs' arms).
 const (
-	Treatment = "treatment"
-	Control   = "control"
+	Treatment = experiment.Treatment
+	Control   = experiment.Control
 )
 
-// Monitors watch the classified modes of all conversations: drift of their distribution, and
-// the share of turns the classifier was unsure about. Drift sends classification to GENERAL
-// until it recovers.
+// Monitors watch the classified modes of all conversations: drift of their distribution, the
+// share of turns the classifier was unsure about, and the error rate users' feedback gives each
+// mode. Drift sends classification to GENERAL until it recovers; a failing mode goes to GENERAL
+// until its error rate comes back down.
 type Monitors struct {
 	Drift         *mode.Drift
 	LowConfidence *mode.LowConfidence
+	ErrorRate     *mode.ErrorRate
+	// Experiment rolls the experiment's treatment back when it does harm; nil never does.
+	Experiment *experiment.Guard
 }
+
+// TenantOf is the tenant a request acts for, the key of the per-tenant monitors.
+func TenantOf(ctx context.Context) string { return ragd.PrincipalOf(ctx).Tenant.String() }
 
 // Mode is a turn's interaction mode and how it was decided.
 type Mode struct {
 	mode.Result
-	// Reason says why Source is fallback: "low-confidence", "switching" or "drift".
+	// Reason says why Source is fallback: "low-confidence", "switching", "drift" or
+	// "error-rate".
 	Reason string
 }
 
 // Context is the turn's context bundle, with how it was made.
 type Context struct {
 	bundle.Bundle
-	Arm string // treatment or control
+	Arm string // the conversation's experiment arm; "" when no experiment runs
+	// Treated says the arm's treatment was applied (false for control, and for every arm
+	// after a rollback).
+	Treated bool
 	// Breach lists invariants the mode's bundle lost; the bundle was then rebuilt with GENERAL
 	// budgets (Fallback).
 	Breach   []invariant.Invariant
 	Fallback bool
 }
 
+// Fallback reasons (Mode.Reason).
+const (
+	ReasonLowConfidence = "low-confidence"
+	ReasonSwitching     = "switching"
+	ReasonDrift         = "drift"
+	ReasonErrorRate     = "error-rate"
+)
+
 // detectMode decides the turn's mode: the request's hint, else the classifier (GENERAL when
-// unsure, when the conversation keeps switching, or while the mode distribution drifts).
-func (p *Pipeline) detectMode(hint, text string, history []string, recent []mode.Mode) Mode {
+// unsure, when the conversation keeps switching, while the tenant's mode distribution drifts,
+// or while users' feedback says the classified mode is failing).
+func (p *Pipeline) detectMode(ctx context.Context, hint, text string, history []string, recent []mode.Mode) Mode {
 	prev := ""
 	if len(history) > 0 {
 		prev = history[len(history)-1]
@@ -60,14 +80,18 @@ func (p *Pipeline) detectMode(hint, text string, history []string, recent []mode
 	}
 	switch {
 	case r.Confidence < p.cfg.Mode.Threshold:
-		r.Reason = "low-confidence"
+		r.Reason = ReasonLowConfidence
 	case r.Source == mode.SourceFallback:
-		r.Reason = "switching"
+		r.Reason = ReasonSwitching
 	}
+	tenant := TenantOf(ctx)
 	if p.Monitors.Drift != nil {
-		if _, drifting, _ := p.Monitors.Drift.Observe(r.Classified); drifting && r.Source != mode.SourceFallback {
-			r.Mode, r.Source, r.Reason = mode.General, mode.SourceFallback, "drift"
+		if _, drifting, _ := p.Monitors.Drift.Observe(tenant, r.Classified); drifting && r.Source != mode.SourceFallback {
+			r.Mode, r.Source, r.Reason = mode.General, mode.SourceFallback, ReasonDrift
 		}
+	}
+	if p.Monitors.ErrorRate != nil && r.Source != mode.SourceFallback && p.Monitors.ErrorRate.Failing(tenant, r.Mode) {
+		r.Mode, r.Source, r.Reason = mode.General, mode.SourceFallback, ReasonErrorRate
 	}
 	if p.Monitors.LowConfidence != nil {
 		p.Monitors.LowConfidence.Observe(r.Confidence)
@@ -283,13 +307,25 @@ func evidence(sources []Source) []bundle.Evidence {
 
 // buildContext builds the bundle with the budgets of the arm and mode, checks that every
 // invariant of priority 800 or more made it, and on a breach rebuilds with GENERAL budgets.
+//
+// The experiment decides what an arm changes: in the budgets design control gets GENERAL's
+// budgets and treatment its mode's (matched: scaled to GENERAL's total); in the recent-window
+// design an arm keeps the last 3, 1 or no earlier turns in the recent window. A treatment that
+// was rolled back is served as the control.
 func (p *Pipeline) buildContext(in bundle.Input, m mode.Mode, arm string) Context {
-	budgetMode := m
-	if arm == Control {
-		budgetMode = mode.General
+	exp := p.cfg.Experiment
+	treated := experiment.IsTreatment(arm) && (p.Monitors.Experiment == nil || p.Monitors.Experiment.Enabled())
+	budgetMode, budgets := m, mode.BudgetsFor(m)
+	switch {
+	case exp.Design == experiment.Budgets && !treated && arm != "":
+		budgetMode, budgets = mode.General, mode.BudgetsFor(mode.General)
+	case exp.Design == experiment.Budgets && exp.Budget == experiment.Matched:
+		budgets = budgets.ScaledTo(mode.BudgetsFor(mode.General).Total())
+	case exp.Design == experiment.RecentWindow && treated:
+		in.Recent = lastTurns(in.Recent, experiment.RecentTurns(arm))
 	}
-	in.Mode, in.Budgets = string(budgetMode), bundle.Budgets(mode.BudgetsFor(budgetMode))
-	c := Context{Bundle: p.BuildBundle(in), Arm: arm}
+	in.Mode, in.Budgets = string(budgetMode), bundle.Budgets(budgets)
+	c := Context{Bundle: p.BuildBundle(in), Arm: arm, Treated: treated}
 	var must []invariant.Invariant
 	for _, inv := range in.Invariants {
 		if inv.Priority >= 800 {
@@ -303,12 +339,35 @@ func (p *Pipeline) buildContext(in bundle.Input, m mode.Mode, arm string) Contex
 	return c
 }
 
-// arm assigns a new conversation to treatment or control by a stable hash of its id.
-func (p *Pipeline) arm(id uuid.UUID) string {
-	if mode.Arm(id, 1-p.cfg.ControlRatio) == mode.Treatment {
-		return Treatment
+// lastTurns keeps the current turn (the last one of recent) and the n turns before it; n < 0
+// keeps them all.
+func lastTurns(recent []bundle.Turn, n int) []bundle.Turn {
+	if n < 0 || len(recent) == 0 {
+		return recent
 	}
-	return Control
+	current := recent[len(recent)-1].Turn
+	var out []bundle.Turn
+	for _, t := range recent {
+		if t.Turn >= current-n {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// arm assigns a new conversation of a tenant to an arm of the experiment: the next slot of the
+// tenant's blocked randomisation. "" when no experiment runs.
+func (p *Pipeline) arm(ctx context.Context) (string, error) {
+	exp := p.cfg.Experiment
+	if exp.Design == experiment.Off {
+		return "", nil
+	}
+	tenant := TenantOf(ctx)
+	slot, err := p.Store.NextExperimentSlot(ctx, string(exp.Design))
+	if err != nil {
+		return "", fmt.Errorf("ask: experiment arm: %w", err)
+	}
+	return exp.Assign(tenant, slot), nil
 }
 
 // invariantTexts renders invariants for logs.
@@ -330,6 +389,8 @@ func telemetry(w *ragd.TurnWrite, t *Turn) {
 	w.Meta["mode_confidence"] = t.Mode.Confidence
 	w.Meta["mode_source"] = string(t.Mode.Source)
 	w.Meta["arm"] = t.Context.Arm
+	w.Meta["treated"] = t.Context.Treated
+	w.Meta["latency_ms"] = t.latency.Milliseconds()
 	w.Meta["context"] = map[string]any{"mode": t.Context.Mode, "budget": t.Context.BudgetTokens,
 		"used": t.Context.UsedTokens, "sections": sections, "invariants": len(t.Context.Invariants),
 		"breach": len(t.Context.Breach), "fallback": t.Context.Fallback}

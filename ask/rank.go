@@ -22,6 +22,7 @@ import (
 	"github.com/ragd/ragd/carry"
 	"github.com/ragd/ragd/compact"
 	"github.com/ragd/ragd/dedupe"
+	"github.com/ragd/ragd/experiment"
 	"github.com/ragd/ragd/fuse"
 	"github.com/ragd/ragd/ingest"
 	"github.com/ragd/ragd/mode"
@@ -95,10 +96,8 @@ type Config struct {
 	// Compact chooses what of the conversation a bundle sees (goal-boundary compaction by
 	// default) and bounds capsules.
 	Compact compact.Config
-	// ControlRatio is the share of new conversations given GENERAL budgets whatever their mode
-	// (control); the others (treatment) get their mode's budgets. 0, the default, puts every
-	// conversation in treatment; 0.5 runs the spec's A/B experiment.
-	ControlRatio float64
+	// Experiment is the A/B experiment conversations are assigned to at their first turn.
+	Experiment experiment.Config
 	// Graph turns on the mini knowledge graph: follow-ups whose entities came up before get a
 	// list of the chunks that mention them and their neighbours. It needs a corpus ingested with
 	// entities (ingest.Config.Graph); without them the list is empty.
@@ -119,7 +118,7 @@ type Config struct {
 
 // DefaultConfig returns the product spec's numbers. Every field of a Config means what it says,
 // zero included: a list weight of 0 turns that list off (it is neither searched nor fused), a
-// ControlRatio of 0 puts every conversation in treatment, a mode threshold of 0 never falls back.
+// control ratio of 0 puts every conversation in treatment, a mode threshold of 0 never falls back.
 // Start from DefaultConfig and change what differs; the zero Config is not a usable one.
 func DefaultConfig() Config {
 	return Config{
@@ -145,6 +144,7 @@ func DefaultConfig() Config {
 		ContextTitles:          2,
 		ContextTerms:           3,
 		Mode:                   mode.DefaultConfig(),
+		Experiment:             experiment.DefaultConfig(),
 		Compact:                compact.DefaultConfig(),
 		KGNeighbours:           5,
 		KGChunks:               10,
@@ -216,11 +216,9 @@ func (c Config) Validate() error {
 	if c.SourceChunks < 1 {
 		bad("SourceChunks", "must be at least 1, got %d", c.SourceChunks)
 	}
-	if c.ControlRatio < 0 || c.ControlRatio > 1 {
-		bad("ControlRatio", "must be in 0..1, got %g", c.ControlRatio)
-	}
 	errs = append(errs, nested("Carry", c.Carry.Validate())...)
 	errs = append(errs, nested("Mode", c.Mode.Validate())...)
+	errs = append(errs, nested("Experiment", c.Experiment.Validate())...)
 	errs = append(errs, nested("Compact", c.Compact.Validate())...)
 	return errors.Join(errs...)
 }

@@ -119,7 +119,8 @@ type Turn struct {
 	Queries map[string]string
 	Timings Timings
 
-	question string // the message, for the answer step
+	question string        // the message, for the answer step
+	latency  time.Duration // from the request to the context bundle, recorded with the turn
 }
 
 // validate checks the user's message before any work is done for it.
@@ -175,7 +176,7 @@ func (p *Pipeline) Ask(ctx context.Context, req Request) (*Turn, error) {
 
 	t = time.Now()
 	turn.Intent = p.classify(req.Message, history, st.Sources)
-	turn.Mode = p.detectMode(req.ModeHint, req.Message, history, cv.modes)
+	turn.Mode = p.detectMode(ctx, req.ModeHint, req.Message, history, cv.modes)
 	spans := invariant.Detect(req.Message)
 	turn.Goal = GoalBoundary(p.Boundaries, cv.messages, req.Message, turn.Intent, p.Intent != nil)
 	turn.Timings.add("classify", time.Since(t))
@@ -224,11 +225,15 @@ func (p *Pipeline) Ask(ctx context.Context, req Request) (*Turn, error) {
 		if ref.ID, err = uuid.NewV7(); err != nil {
 			return nil, fmt.Errorf("ask: new conversation id: %w", err)
 		}
-		ref.New, ref.Arm = true, p.arm(ref.ID)
+		ref.New = true
+		if ref.Arm, err = p.arm(ctx); err != nil {
+			return nil, err
+		}
 	}
 	t = time.Now()
 	var factsTime, contextTime time.Duration
 	var answer string
+	began := start // start is shadowed below by the goal boundary
 	res, err := p.Store.Turn(ctx, ref, func(st *ragd.ConversationState) (*ragd.TurnWrite, error) {
 		if err := PinLimit(st.Sources, req.Pins, p.cfg.MaxPins); err != nil {
 			return nil, err // checked under the conversation's lock: concurrent pins cannot pass it together
@@ -254,6 +259,7 @@ func (p *Pipeline) Ask(ctx context.Context, req Request) (*Turn, error) {
 			arm = ref.Arm
 		}
 		turn.Context = p.buildContext(in, turn.Mode.Mode, arm)
+		turn.latency = time.Since(began)
 		telemetry(w, turn)
 		w.Idempotency = req.Idempotency
 		w.UserMeta = map[string]any{"invariants": spans, "goal_start": start,
@@ -279,6 +285,9 @@ func (p *Pipeline) Ask(ctx context.Context, req Request) (*Turn, error) {
 	turn.Sources = sources
 	turn.Answer = answer
 	turn.Timings.add("total", time.Since(start))
+	if p.Monitors.Experiment != nil {
+		p.Monitors.Experiment.Turn(turn.Context.Arm, time.Since(start))
+	}
 	return turn, nil
 }
 

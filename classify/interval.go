@@ -8,7 +8,10 @@ import (
 )
 
 // Interval is a two-sided 95% confidence interval.
-type Interval struct{ Lo, Hi float64 }
+type Interval struct {
+	Lo float64 `json:"lo"`
+	Hi float64 `json:"hi"`
+}
 
 func (i Interval) String() string { return fmt.Sprintf("%.3f-%.3f", i.Lo, i.Hi) }
 

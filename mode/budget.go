@@ -33,3 +33,18 @@ func BudgetsFor(m Mode) Budgets {
 	}
 	return budgets[General]
 }
+
+// ScaledTo returns the budgets with every section scaled by the same factor so that they add up
+// to total: the mode's way of spending tokens, at another budget. Rounding is made up in the
+// retrieved evidence, so the total is exact.
+func (b Budgets) ScaledTo(total int) Budgets {
+	have := b.Total()
+	if have == 0 || total < 0 {
+		return b
+	}
+	scale := func(v int) int { return v * total / have }
+	out := Budgets{Rules: scale(b.Rules), TaskState: scale(b.TaskState), RecentWindow: scale(b.RecentWindow),
+		RetrievedEvidence: scale(b.RetrievedEvidence), RelevantDecisions: scale(b.RelevantDecisions), Capsules: scale(b.Capsules)}
+	out.RetrievedEvidence += total - out.Total()
+	return out
+}

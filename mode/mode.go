@@ -4,8 +4,8 @@
 // Detect runs the two stages of the spec: the request's intent hint when it maps to a mode,
 // else a classifier trained on ../shared/data/labels/modes_train.jsonl and embedded in the
 // binary, with GENERAL as the fallback when it is unsure or the conversation keeps switching.
-// The package also watches the classifier in production (Drift, LowConfidence) and assigns
-// conversations to the arms of the mode-aware-budgets experiment (Arm).
+// The package also watches the classifier in production: Drift (the tenant's mode distribution
+// against its baseline), LowConfidence, and ErrorRate (users' feedback per mode).
 package mode
 
 import (

@@ -67,6 +67,19 @@ func TestBudgetsFor(t *testing.T) {
 	}
 }
 
+// Matched budgets spend the mode's way at GENERAL's total: the confirmatory analysis.
+func TestBudgetsScaledTo(t *testing.T) {
+	t.Parallel()
+	general := BudgetsFor(General).Total()
+	for _, m := range Modes {
+		b := BudgetsFor(m).ScaledTo(general)
+		require.Equal(t, general, b.Total(), m)
+	}
+	exp := BudgetsFor(Exploration).ScaledTo(general) // 62000 -> 53000
+	require.Equal(t, 15000*53000/62000, exp.RecentWindow, "sections keep their shares")
+	require.Equal(t, BudgetsFor(Task), BudgetsFor(Task).ScaledTo(BudgetsFor(Task).Total()))
+}
+
 func TestClassify(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -155,19 +168,6 @@ func TestSwitches(t *testing.T) {
 
 func labelsDir(t *testing.T) string {
 	return filepath.Join(modeltest.SharedDir(t), "data", "labels")
-}
-
-func TestTrainingBaselineMatchesData(t *testing.T) {
-	t.Parallel()
-	rows, err := LoadExamples(filepath.Join(labelsDir(t), "modes_train.jsonl"))
-	require.NoError(t, err)
-	counts := map[Mode]float64{}
-	for _, r := range rows {
-		counts[r.Mode]++
-	}
-	for _, m := range Modes {
-		require.InDelta(t, counts[m]/float64(len(rows)), TrainingBaseline[m], 1e-9, m)
-	}
 }
 
 // TestDev scores the embedded model on modes_dev.jsonl, the check it was never trained or tuned

@@ -1,165 +1,36 @@
 package mode
 
 import (
-	"hash/fnv"
+	"errors"
+	"fmt"
 	"log/slog"
-	"math"
 	"sync"
 	"time"
+
+	"github.com/ragd/ragd"
 )
 
-// TrainingBaseline is the mode distribution of modes_train.jsonl, the data the embedded model
-// learned from: 80 turns of each mode. Drift compares live traffic with it by default.
-var TrainingBaseline = map[Mode]float64{Task: 0.2, Exploration: 0.2, Debugging: 0.2, Learning: 0.2, General: 0.2}
-
-// DriftConfig configures a Drift. Zero fields take the defaults given.
-type DriftConfig struct {
-	// Window is how far back observations count (default 1 hour).
-	Window time.Duration
-	// Threshold is the KL divergence, in nats, above which the distribution is drifting
-	// (default 0.1).
-	Threshold float64
-	// MinObservations is how many observations the window must hold before Drift can trip
-	// (default 50): with fewer, one busy user would look like drift.
-	MinObservations int
-	// Baseline is the expected distribution (default TrainingBaseline). It need not sum to 1.
-	Baseline map[Mode]float64
-	// Smoothing is the additive smoothing of the window's distribution, in pseudo-counts per
-	// mode (default 1). The 5×Smoothing pseudo-counts are shared out in proportion to the
-	// baseline, so the window's distribution is q(m) = (n(m) + 5·Smoothing·p(m)) / (n +
-	// 5·Smoothing): a small window is pulled towards the baseline, an empty one equals it, and
-	// against the default uniform baseline this is Laplace smoothing. It damps the divergence
-	// of small windows without inventing traffic the baseline does not expect.
-	Smoothing float64
-	// Now returns the current time (default time.Now); tests inject a clock.
-	Now func() time.Time
-	// Logger receives the alerts (default slog.Default()).
-	Logger *slog.Logger
-}
-
-// Drift watches the distribution of classified modes over a sliding time window and compares
-// it with a baseline by the Kullback-Leibler divergence KL(window || baseline). When the
-// divergence is above the threshold the classifier is seeing traffic unlike its training data
-// and its answers are suspect: callers of Detect should then use GENERAL, the baseline
-// budgets. Entering and leaving that state each log once. It is safe for concurrent use.
-type Drift struct {
-	cfg      DriftConfig
-	baseline [numModes]float64
-
-	mu     sync.Mutex
-	events window[int] // mode indexes
-	counts [numModes]int
-	kl     float64
-	alarm  alarm
-}
-
-const numModes = 5
-
-// modeIndex returns the index of a mode in Modes, or -1.
-func modeIndex(m Mode) int {
-	for i, x := range Modes {
-		if x == m {
-			return i
-		}
-	}
-	return -1
-}
-
-// NewDrift returns a Drift with an empty window.
-func NewDrift(cfg DriftConfig) *Drift {
-	if cfg.Window <= 0 {
-		cfg.Window = time.Hour
-	}
-	if cfg.Threshold <= 0 {
-		cfg.Threshold = 0.1
-	}
-	if cfg.MinObservations <= 0 {
-		cfg.MinObservations = 50
-	}
-	if cfg.Baseline == nil {
-		cfg.Baseline = TrainingBaseline
-	}
-	if cfg.Smoothing <= 0 {
-		cfg.Smoothing = 1
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
-	d := &Drift{cfg: cfg, alarm: alarm{logger: cfg.Logger, name: "mode distribution drift"}}
-	// Normalise the baseline, with a floor so that a mode it calls impossible gives a large
-	// but finite divergence.
-	const floor = 1e-3
-	var sum float64
-	for i, m := range Modes {
-		d.baseline[i] = math.Max(cfg.Baseline[m], 0) + floor
-		sum += d.baseline[i]
-	}
-	for i := range d.baseline {
-		d.baseline[i] /= sum
-	}
-	return d
-}
-
-// Observe records a classified mode and returns the divergence of the window, whether the
-// distribution is drifting, and whether that just changed. A mode outside Modes is not
-// recorded.
-func (d *Drift) Observe(m Mode) (kl float64, drifting bool, changed bool) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	now := d.cfg.Now()
-	if i := modeIndex(m); i >= 0 {
-		d.events.add(now, i)
-		d.counts[i]++
-	}
-	changed = d.update(now)
-	return d.kl, d.alarm.on, changed
-}
-
-// State returns the divergence of the window and whether the distribution is drifting, as of
-// now: observations that have left the window no longer count, so an alert whose evidence has
-// aged out recovers here too (and logs so).
-func (d *Drift) State() (kl float64, drifting bool) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.update(d.cfg.Now())
-	return d.kl, d.alarm.on
-}
-
-// update drops expired observations, recomputes the divergence and moves the alarm. It trips
-// when the window holds at least MinObservations and the divergence is above Threshold, and
-// recovers when either stops being true.
-func (d *Drift) update(now time.Time) (changed bool) {
-	d.events.expire(now.Add(-d.cfg.Window), func(i int) { d.counts[i]-- })
-	n := d.events.len()
-	prior := d.cfg.Smoothing * numModes
-	d.kl = 0
-	for i, c := range d.counts {
-		q := (float64(c) + prior*d.baseline[i]) / (float64(n) + prior)
-		d.kl += q * math.Log(q/d.baseline[i])
-	}
-	active := n >= d.cfg.MinObservations && d.kl > d.cfg.Threshold
-	return d.alarm.set(active, "kl", d.kl, "observations", n, "window", d.cfg.Window)
-}
-
-// LowConfidenceConfig configures a LowConfidence. Zero fields take the defaults given.
+// LowConfidenceConfig configures a LowConfidence. DefaultLowConfidenceConfig gives the
+// product's values; every field means what it says, zero included.
 type LowConfidenceConfig struct {
-	// Window is how far back observations count (default 30 minutes).
+	// Window is how far back observations count.
 	Window time.Duration
-	// Threshold is the confidence under which a request counts as low (default 0.70, Detect's).
+	// Threshold is the confidence under which a request counts as low (Detect's threshold).
 	Threshold float64
-	// MaxShare is the share of low-confidence requests above which LowConfidence alerts
-	// (default 0.30).
+	// MaxShare is the share of low-confidence requests above which LowConfidence alerts.
 	MaxShare float64
-	// MinObservations is how many observations the window must hold before it can alert
-	// (default 50).
+	// MinObservations is how many observations the window must hold before it can alert.
 	MinObservations int
 	// Now returns the current time (default time.Now); tests inject a clock.
 	Now func() time.Time
 	// Logger receives the alerts (default slog.Default()).
 	Logger *slog.Logger
+}
+
+// DefaultLowConfidenceConfig returns the product's values: more than 30% of the last 30
+// minutes' requests (at least 50) under 0.70.
+func DefaultLowConfidenceConfig() LowConfidenceConfig {
+	return LowConfidenceConfig{Window: 30 * time.Minute, Threshold: 0.70, MaxShare: 0.30, MinObservations: 50}
 }
 
 // LowConfidence tracks the share of requests whose classifier confidence is under the
@@ -177,18 +48,22 @@ type LowConfidence struct {
 }
 
 // NewLowConfidence returns a LowConfidence with an empty window.
-func NewLowConfidence(cfg LowConfidenceConfig) *LowConfidence {
+func NewLowConfidence(cfg LowConfidenceConfig) (*LowConfidence, error) {
+	var errs []error
 	if cfg.Window <= 0 {
-		cfg.Window = 30 * time.Minute
+		errs = append(errs, ragd.Invalidf("Window", "must be positive, got %s", cfg.Window))
 	}
-	if cfg.Threshold <= 0 {
-		cfg.Threshold = 0.70
+	if cfg.Threshold < 0 || cfg.Threshold > 1 {
+		errs = append(errs, ragd.Invalidf("Threshold", "must be in 0..1, got %g", cfg.Threshold))
 	}
-	if cfg.MaxShare <= 0 {
-		cfg.MaxShare = 0.30
+	if cfg.MaxShare < 0 || cfg.MaxShare > 1 {
+		errs = append(errs, ragd.Invalidf("MaxShare", "must be in 0..1, got %g", cfg.MaxShare))
 	}
-	if cfg.MinObservations <= 0 {
-		cfg.MinObservations = 50
+	if cfg.MinObservations < 1 {
+		errs = append(errs, ragd.Invalidf("MinObservations", "must be at least 1, got %d", cfg.MinObservations))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("mode: low confidence: %w", err)
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -196,7 +71,7 @@ func NewLowConfidence(cfg LowConfidenceConfig) *LowConfidence {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &LowConfidence{cfg: cfg, alarm: alarm{logger: cfg.Logger, name: "mode classifier low confidence"}}
+	return &LowConfidence{cfg: cfg, alarm: alarm{logger: cfg.Logger, name: "mode classifier low confidence"}}, nil
 }
 
 // Observe records one request's classifier confidence and returns the share of low-confidence
@@ -288,26 +163,4 @@ func (a *alarm) set(active bool, attrs ...any) (changed bool) {
 		a.logger.Info(a.name+": recovered", attrs...)
 	}
 	return true
-}
-
-// The arms of the mode-aware budgets experiment.
-const (
-	// Treatment conversations get their mode's budgets.
-	Treatment = "treatment"
-	// Control conversations get GENERAL's budgets whatever their mode.
-	Control = "control"
-)
-
-// Arm assigns a conversation to Treatment or Control. The FNV-1a hash of the id, as a fraction
-// of 2^64, is compared with ratio, the share of conversations in Treatment (0 puts all in
-// Control, 1 all in Treatment). The same id always gets the same arm, on every server and
-// across restarts, and raising the ratio only moves conversations from Control to Treatment.
-func Arm(conversationID [16]byte, ratio float64) string {
-	h := fnv.New64a()
-	h.Write(conversationID[:])
-	// The top 53 bits as a float in [0, 1).
-	if float64(h.Sum64()>>11)/(1<<53) < ratio {
-		return Treatment
-	}
-	return Control
 }

@@ -144,6 +144,7 @@ type invariantJSON struct {
 type contextJSON struct {
 	Mode         string          `json:"mode"`
 	Arm          string          `json:"arm"`
+	Treated      bool            `json:"treated"`
 	BudgetTokens int             `json:"budget_tokens"`
 	UsedTokens   int             `json:"used_tokens"`
 	Sections     []sectionJSON   `json:"sections"`
@@ -162,7 +163,7 @@ func invariantsOf(invs []invariant.Invariant) []invariantJSON {
 }
 
 func contextOf(c ask.Context) contextJSON {
-	out := contextJSON{Mode: c.Mode, Arm: c.Arm, BudgetTokens: c.BudgetTokens, UsedTokens: c.UsedTokens,
+	out := contextJSON{Mode: c.Mode, Arm: c.Arm, Treated: c.Treated, BudgetTokens: c.BudgetTokens, UsedTokens: c.UsedTokens,
 		Invariants: invariantsOf(c.Invariants), Fallback: c.Fallback, Text: c.Text}
 	if len(c.Breach) > 0 {
 		out.Breach = invariantsOf(c.Breach)

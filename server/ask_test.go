@@ -39,6 +39,7 @@ type source struct {
 type contextResponse struct {
 	Mode       string `json:"mode"`
 	Arm        string `json:"arm"`
+	Treated    bool   `json:"treated"`
 	UsedTokens int    `json:"used_tokens"`
 	Sections   []struct {
 		Name   string   `json:"name"`
@@ -60,6 +61,7 @@ type askResponse struct {
 	ConversationID string `json:"conversation_id"`
 	Turn           int    `json:"turn"`
 	MessageID      string `json:"message_id"`
+	UserMessageID  string `json:"user_message_id"`
 	Intent         struct {
 		Label      string  `json:"label"`
 		Confidence float64 `json:"confidence"`

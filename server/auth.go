@@ -40,6 +40,8 @@ var roles = map[string][]ragd.Role{
 	"GET /v1/messages/:id/citations":            {ragd.RoleChat, ragd.RoleAuditor, ragd.RoleAdmin},
 	"POST /v1/messages/:id/stop":                {ragd.RoleChat, ragd.RoleAdmin},
 	"GET /v1/citations":                         {ragd.RoleAuditor, ragd.RoleAdmin},
+	"POST /v1/messages/:id/feedback":            {ragd.RoleChat, ragd.RoleAdmin}, // the key that asked the turn (store)
+	"GET /v1/feedback":                          {ragd.RoleAuditor, ragd.RoleAdmin},
 	"GET /v1/documents":                         {ragd.RoleChat, ragd.RoleAuditor, ragd.RoleAdmin},
 	"GET /v1/documents/:id":                     {ragd.RoleChat, ragd.RoleAuditor, ragd.RoleAdmin},
 }

@@ -1,8 +1,6 @@
 package server
 
 import (
-	"encoding/csv"
-	"encoding/json"
 	"net/http"
 	"strconv"
 	"time"
@@ -67,30 +65,8 @@ func (s *Server) citations(c echo.Context) error {
 		return c.JSON(http.StatusOK, page)
 	}
 
-	w := c.Response()
-	w.Header().Set(echo.HeaderContentType, format)
-	w.Header().Set("Content-Disposition", `attachment; filename="citations.`+map[string]string{mimeJSONL: "jsonl", mimeCSV: "csv"}[format]+`"`)
-	w.WriteHeader(http.StatusOK)
-	var write func(ragd.Citation) error
-	var flush func() error
-	if format == mimeJSONL {
-		enc := json.NewEncoder(w)
-		write = func(ct ragd.Citation) error { return enc.Encode(citationOf(ct)) }
-		flush = func() error { return nil }
-	} else {
-		cw := csv.NewWriter(w)
-		if err := cw.Write(csvHeader); err != nil {
-			return err
-		}
-		write = func(ct ragd.Citation) error { return cw.Write(csvRow(ct)) }
-		flush = func() error { cw.Flush(); return cw.Error() }
-	}
-	if err := s.deps.Store.Citations(ctx, f, write); err != nil {
-		// Headers are sent; the truncated body is all a client can be given. Log the cause.
-		s.deps.Logger.ErrorContext(ctx, "citation export failed mid-stream", "error", err.Error())
-		return nil
-	}
-	return flush()
+	return streamExport(s, c, format, "citations", csvHeader, func(ct ragd.Citation) any { return citationOf(ct) }, csvRow,
+		func(fn func(ragd.Citation) error) error { return s.deps.Store.Citations(ctx, f, fn) })
 }
 
 // citationQuery reads the filter and the format (the format parameter, else the Accept header).
@@ -106,17 +82,9 @@ func citationQuery(c echo.Context) (ragd.CitationFilter, string, error) {
 			*dst = id
 		}
 	}
-	for name, dst := range map[string]*time.Time{"from": &f.From, "to": &f.To} {
-		if v := q.Get(name); v != "" {
-			t, err := time.Parse(time.RFC3339, v)
-			if err != nil {
-				return f, "", ragd.Invalidf(name, "%q is not an RFC 3339 time (2026-01-02T15:04:05Z)", v)
-			}
-			*dst = t
-		}
-	}
-	if !f.From.IsZero() && !f.To.IsZero() && !f.From.Before(f.To) {
-		return f, "", ragd.Invalidf("from", "must be before to")
+	var err error
+	if f.From, f.To, err = timeRange(q); err != nil {
+		return f, "", err
 	}
 	for name, dst := range map[string]*int64{"after": &f.AfterID} {
 		if v := q.Get(name); v != "" {
@@ -134,16 +102,8 @@ func citationQuery(c echo.Context) (ragd.CitationFilter, string, error) {
 		}
 		f.Limit = n
 	}
-	format := ""
-	if v := q.Get("format"); v != "" {
-		var ok bool
-		if format, ok = citationFormats[v]; !ok {
-			return f, "", ragd.Invalidf("format", "%q: want json, jsonl or csv", v)
-		}
-	} else if format = accepts(c.Request().Header.Get(echo.HeaderAccept), echo.MIMEApplicationJSON, mimeJSONL, mimeCSV); format == "" {
-		return f, "", echo.NewHTTPError(http.StatusNotAcceptable, "citations come as application/json, application/x-ndjson or text/csv")
-	}
-	return f, format, nil
+	format, err := exportFormat(c, "citations")
+	return f, format, err
 }
 
 var csvHeader = []string{"id", "message_id", "conversation_id", "marker", "fact", "score", "origin", "rank",

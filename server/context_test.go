@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ragd/ragd"
 	"github.com/ragd/ragd/ask"
 	"github.com/ragd/ragd/bundle"
 	"github.com/ragd/ragd/mode"
@@ -124,44 +125,63 @@ func (c *clock) add(d time.Duration) {
 	c.mu.Unlock()
 }
 
-// A synthetic shift of the mode distribution trips drift: classification falls back to GENERAL
-// until the window holds ordinary traffic again.
+// A synthetic shift of the mode distribution trips drift once it has lasted the hold period:
+// classification falls back to GENERAL until the window holds ordinary traffic again. The
+// baseline is set through the admin route.
 func TestDriftFallbackAndRecovery(t *testing.T) {
 	t.Parallel()
 	clk := &clock{now: time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)}
-	drift := mode.NewDrift(mode.DriftConfig{Now: clk.Now})
-	low := mode.NewLowConfidence(mode.LowConfidenceConfig{Now: clk.Now})
+	dc := mode.DefaultDriftConfig()
+	dc.Now = clk.Now
+	drift, err := mode.NewDrift(dc)
+	require.NoError(t, err)
+	lc := mode.DefaultLowConfidenceConfig()
+	lc.Now = clk.Now
+	low, err := mode.NewLowConfidence(lc)
+	require.NoError(t, err)
 	b := setup(t, options{corpus: true, monitors: ask.Monitors{Drift: drift, LowConfidence: low}})
 
-	for range 200 { // an hour of nothing but debugging
-		drift.Observe(mode.Debugging)
+	tenant := ragd.DefaultTenant.String() // the baseline route sets its caller's tenant's
+	ordinary := map[string]float64{"LEARNING": 0.4, "TASK": 0.25, "GENERAL": 0.15, "DEBUGGING": 0.12, "EXPLORATION": 0.08}
+	resp, body := b.do(t, "PUT", "/v1/admin/drift/baseline", map[string]any{"distribution": ordinary})
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+	resp, body = b.do(t, "PUT", "/v1/admin/drift/baseline", map[string]any{"distribution": map[string]float64{"CHAT": 1}})
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode, "%s", body)
+
+	for range 150 { // two hours and a quarter of nothing but debugging
+		clk.add(54 * time.Second)
+		drift.Observe(tenant, mode.Debugging)
 	}
 	r := b.askWith(t, map[string]any{"message": "explain how smoke alarms detect smoke"})
 	require.Equal(t, "fallback", r.Mode.Source)
 	require.Equal(t, "GENERAL", r.Mode.Label)
-	require.Contains(t, b.metric(t, "ragd_mode_drifting"), "ragd_mode_drifting 1")
+	require.Contains(t, b.metric(t, "ragd_mode_drifting"), fmt.Sprintf("ragd_mode_drifting{tenant=%q} 1", tenant))
 	require.Contains(t, b.metric(t, `ragd_mode_fallbacks_total{reason="drift"}`), " 1")
+	resp, body = b.do(t, "GET", "/v1/admin/drift", nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, string(body), `"drifting":true`)
 
 	// An hour later the window holds traffic like the baseline: recovered.
 	clk.add(61 * time.Minute)
-	for _, m := range mode.Modes {
-		for range 20 {
-			drift.Observe(m)
+	for m, share := range ordinary {
+		for range int(share * 100) {
+			clk.add(time.Second)
+			drift.Observe(tenant, mode.Mode(m))
 		}
 	}
 	r = b.askWith(t, map[string]any{"message": "explain how smoke alarms detect smoke"})
 	require.NotEqual(t, "drift", r.Mode.Source)
-	require.Contains(t, b.metric(t, "ragd_mode_drifting"), "ragd_mode_drifting 0")
+	require.Contains(t, b.metric(t, "ragd_mode_drifting"), fmt.Sprintf("ragd_mode_drifting{tenant=%q} 0", tenant))
 	require.NotEmpty(t, b.metric(t, "ragd_mode_low_confidence_share"))
 }
 
 // A conversation keeps its A/B arm: control conversations get GENERAL budgets whatever their
-// mode, and both arms occur.
+// mode, and the arms come in their shares (blocks of 20: 10 and 10).
 func TestABArmsAreStable(t *testing.T) {
 	t.Parallel()
-	b := setup(t, options{corpus: true, pipeline: func(c *ask.Config) { c.ControlRatio = 0.5 }})
+	b := setup(t, options{corpus: true, pipeline: func(c *ask.Config) { c.Experiment.ControlRatio = 0.5 }})
 	arms := map[string]int{}
-	for i := range 20 { // all 20 in one arm by chance: 2 in a million
+	for i := range 20 {
 		one := b.askWith(t, map[string]any{"message": fmt.Sprintf("smoke alarms %d", i), "intent": "debug"})
 		two := b.askWith(t, map[string]any{"conversation_id": one.ConversationID, "message": "and burns?", "intent": "debug"})
 		require.Equal(t, one.Context.Arm, two.Context.Arm, "the same conversation, the same arm")
@@ -173,7 +193,6 @@ func TestABArmsAreStable(t *testing.T) {
 		require.Equal(t, want, two.Context.Mode, "control gets GENERAL budgets")
 		require.Equal(t, "DEBUGGING", two.Mode.Label, "the mode itself is still detected and reported")
 	}
-	require.Positive(t, arms["control"])
-	require.Positive(t, arms["treatment"])
+	require.Equal(t, map[string]int{"control": 10, "treatment": 10}, arms)
 	require.NotEmpty(t, b.metric(t, `ragd_mode_turns_total{arm="control"`))
 }

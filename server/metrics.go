@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/ragd/ragd/ask"
+	"github.com/ragd/ragd/experiment"
 )
 
 type metrics struct {
@@ -58,7 +59,7 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 		}),
 		fallbacks: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ragd_mode_fallbacks_total",
-			Help: "Turns whose mode fell back to GENERAL, by reason (low-confidence, switching, drift).",
+			Help: "Turns that fell back, by reason: low-confidence, switching, drift, error-rate (the mode fell back to GENERAL), breach (the bundle lost an invariant and was rebuilt with GENERAL budgets), rollback (a treatment arm served as the control after the experiment was rolled back).",
 		}, []string{"reason"}),
 		turnIntents: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ragd_turn_intents_total",
@@ -87,6 +88,12 @@ func (m *metrics) turn(t *ask.Turn) {
 	if t.Mode.Reason != "" {
 		m.fallbacks.WithLabelValues(t.Mode.Reason).Inc()
 	}
+	if t.Context.Fallback {
+		m.fallbacks.WithLabelValues("breach").Inc()
+	}
+	if experiment.IsTreatment(t.Context.Arm) && !t.Context.Treated {
+		m.fallbacks.WithLabelValues("rollback").Inc()
+	}
 	for _, s := range t.Context.Sections {
 		m.tokens.WithLabelValues(s.Name).Observe(float64(s.Used))
 	}
@@ -100,27 +107,67 @@ func (m *metrics) turn(t *ask.Turn) {
 	m.turnIntents.WithLabelValues(t.Intent.Label).Inc()
 }
 
-// monitorGauges exports the mode monitors' current state at scrape time.
-func monitorGauges(reg *prometheus.Registry, mon ask.Monitors) {
-	if mon.Drift != nil {
-		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "ragd_mode_drift_kl",
-			Help: "KL divergence of the last hour's mode distribution from the baseline.",
-		}, func() float64 { kl, _ := mon.Drift.State(); return kl }))
-		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "ragd_mode_drifting",
-			Help: "1 while the mode distribution drifts (above 0.1) and classification falls back to GENERAL.",
-		}, func() float64 { _, d := mon.Drift.State(); return boolGauge(d) }))
+// monitors exports the guardrails' state at scrape time: per tenant the drift divergence and
+// whether it falls back, per tenant and mode the feedback error rate and whether the mode falls
+// back, the low-confidence share, and the experiment's treatment switch and rollbacks.
+type monitors struct {
+	mon ask.Monitors
+
+	driftKL, drifting, errorRate, errorBaseline, errorFailing *prometheus.Desc
+	lowShare, lowAlert, treatment, rollbacks                  *prometheus.Desc
+}
+
+func newMonitors(mon ask.Monitors) *monitors {
+	d := func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc(name, help, labels, nil)
 	}
-	if mon.LowConfidence != nil {
-		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "ragd_mode_low_confidence_share",
-			Help: "Share of the last 30 minutes' turns whose mode confidence was under 0.70.",
-		}, func() float64 { s, _ := mon.LowConfidence.State(); return s }))
-		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "ragd_mode_low_confidence_alert",
-			Help: "1 while more than 30% of the last 30 minutes' turns were under 0.70 confidence.",
-		}, func() float64 { _, a := mon.LowConfidence.State(); return boolGauge(a) }))
+	return &monitors{mon: mon,
+		driftKL:       d("ragd_mode_drift_kl", "KL divergence of the tenant's last hour of modes from its baseline (0 while its reference period runs).", "tenant"),
+		drifting:      d("ragd_mode_drifting", "1 while the tenant's divergence has stayed above the threshold for the hold period and classification falls back to GENERAL.", "tenant"),
+		errorRate:     d("ragd_mode_error_rate", "Share of thumbs-down feedback on the tenant's turns of a mode over the error-rate window.", "tenant", "mode"),
+		errorBaseline: d("ragd_mode_error_baseline", "Baseline error rate a mode's is compared with (NaN until the reference holds enough feedback).", "tenant", "mode"),
+		errorFailing:  d("ragd_mode_error_fallback", "1 while a mode's error rate exceeds twice the baseline and the mode falls back to GENERAL.", "tenant", "mode"),
+		lowShare:      d("ragd_mode_low_confidence_share", "Share of the last 30 minutes' turns whose mode confidence was under the threshold."),
+		lowAlert:      d("ragd_mode_low_confidence_alert", "1 while more than 30% of the last 30 minutes' turns were under the threshold."),
+		treatment:     d("ragd_experiment_treatment_enabled", "1 while the experiment's treatment arms get their treatment; 0 after a rollback."),
+		rollbacks:     d("ragd_experiment_rollbacks_total", "Experiment rollbacks (treatment switched off), by trigger: error-rate or latency.", "trigger"),
+	}
+}
+
+func (m *monitors) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{m.driftKL, m.drifting, m.errorRate, m.errorBaseline, m.errorFailing, m.lowShare, m.lowAlert, m.treatment, m.rollbacks} {
+		ch <- d
+	}
+}
+
+func (m *monitors) Collect(ch chan<- prometheus.Metric) {
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	if m.mon.Drift != nil {
+		for _, s := range m.mon.Drift.States() {
+			gauge(m.driftKL, s.KL, s.Tenant)
+			gauge(m.drifting, boolGauge(s.Drifting), s.Tenant)
+		}
+	}
+	if m.mon.ErrorRate != nil {
+		for _, s := range m.mon.ErrorRate.States() {
+			gauge(m.errorRate, s.Rate, s.Tenant, string(s.Mode))
+			gauge(m.errorBaseline, s.Baseline, s.Tenant, string(s.Mode))
+			gauge(m.errorFailing, boolGauge(s.Failing), s.Tenant, string(s.Mode))
+		}
+	}
+	if m.mon.LowConfidence != nil {
+		share, alert := m.mon.LowConfidence.State()
+		gauge(m.lowShare, share)
+		gauge(m.lowAlert, boolGauge(alert))
+	}
+	if g := m.mon.Experiment; g != nil {
+		gauge(m.treatment, boolGauge(g.Enabled()))
+		counts := g.Rollbacks()
+		for _, trigger := range []string{experiment.TriggerErrorRate, experiment.TriggerLatency} {
+			ch <- prometheus.MustNewConstMetric(m.rollbacks, prometheus.CounterValue, float64(counts[trigger]), trigger)
+		}
 	}
 }
 

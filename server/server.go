@@ -22,6 +22,7 @@ import (
 
 	"github.com/ragd/ragd"
 	"github.com/ragd/ragd/ask"
+	"github.com/ragd/ragd/experiment"
 	"github.com/ragd/ragd/ingest"
 	"github.com/ragd/ragd/web"
 )
@@ -123,9 +124,11 @@ type Deps struct {
 	Store    ragd.Store
 	Index    Index
 	Ingester Ingester
-	// Monitors are the pipeline's mode monitors, exported as gauges.
+	// Monitors are the pipeline's guardrails, exported as gauges and fed with feedback.
 	Monitors ask.Monitors
-	Logger   *slog.Logger
+	// Experiment is the experiment the pipeline runs, for its report.
+	Experiment experiment.Config
+	Logger     *slog.Logger
 	// Registry receives the server's metrics; nil uses a new registry.
 	Registry *prometheus.Registry
 }
@@ -159,7 +162,7 @@ func New(cfg Config, deps Deps) *Server {
 	for range cfg.IngestWorkers {
 		go s.work(workCtx)
 	}
-	monitorGauges(deps.Registry, deps.Monitors)
+	deps.Registry.MustRegister(newMonitors(deps.Monitors))
 	e.HTTPErrorHandler = s.problem
 	e.Use(s.observe)
 	if len(cfg.CORSOrigins) > 0 {
@@ -198,6 +201,14 @@ func New(cfg Config, deps Deps) *Server {
 	v1.GET("/messages/:id/citations", s.messageCitations)
 	v1.POST("/messages/:id/stop", s.stopAnswer)
 	v1.GET("/citations", s.citations)
+	v1.POST("/messages/:id/feedback", s.feedback)
+	v1.GET("/feedback", s.feedbackExport)
+	// Admins' routes (server/auth.go: a route it does not list is admin-only), each of the
+	// admin's tenant.
+	admin := v1.Group("/admin")
+	admin.GET("/experiment", s.experimentReport)
+	admin.GET("/drift", s.driftState)
+	admin.PUT("/drift/baseline", s.setBaseline)
 	v1.GET("/documents", s.listDocuments)
 	v1.POST("/documents", s.postDocument)
 	v1.GET("/documents/:id", s.getDocument)

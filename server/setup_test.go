@@ -154,7 +154,7 @@ func setup(t *testing.T, o options) *testBundle {
 	if !o.keys {
 		o.cfg.Access.Open = true // the single-user case: no keys, every request the default tenant's
 	}
-	b.deps = server.Deps{Pipeline: p, Store: st, Index: ix, Ingester: in, Monitors: o.monitors, Logger: o.logger}
+	b.deps = server.Deps{Pipeline: p, Store: st, Index: ix, Ingester: in, Monitors: o.monitors, Experiment: cfg.Experiment, Logger: o.logger}
 	b.cfg = o.cfg
 	srv := server.New(o.cfg, b.deps)
 	b.srv = httptest.NewServer(srv.Handler())

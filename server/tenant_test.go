@@ -15,7 +15,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ragd/ragd"
+	"github.com/ragd/ragd/ask"
 	"github.com/ragd/ragd/internal/dbtest"
+	"github.com/ragd/ragd/mode"
 	"github.com/ragd/ragd/server"
 )
 
@@ -27,7 +29,8 @@ func (b *testBundle) tenantRows(t *testing.T, tenant uuid.UUID) map[string]strin
 	defer conn.Close(b.ctx)
 	out := map[string]string{}
 	for _, table := range []string{"documents", "document_versions", "chunks", "conversations", "messages",
-		"conversation_sources", "message_citations", "conversation_markers", "idempotency_keys", "api_keys"} {
+		"conversation_sources", "message_citations", "conversation_markers", "idempotency_keys", "api_keys",
+		"message_feedback", "mode_baselines", "experiment_slots"} {
 		var fp string
 		require.NoError(t, conn.QueryRow(b.ctx, fmt.Sprintf(
 			`SELECT count(*) || ':' || coalesce(md5(string_agg(x::text, '|' ORDER BY x::text)), '') FROM %s x WHERE tenant_id = $1`,
@@ -50,7 +53,12 @@ func (b *testBundle) key(t *testing.T, tenant uuid.UUID, role ragd.Role) string 
 // Every route called by every role of the tenant itself: roles hold, auditors write nothing.
 func TestTenantsAreIsolatedOnEveryRoute(t *testing.T) {
 	t.Parallel()
-	b := setup(t, options{corpus: true, keys: true, cfg: server.Config{AsyncBytes: 40}})
+	drift, err := mode.NewDrift(mode.DefaultDriftConfig())
+	require.NoError(t, err)
+	errs, err := mode.NewErrorRate(mode.DefaultErrorRateConfig())
+	require.NoError(t, err)
+	b := setup(t, options{corpus: true, keys: true, cfg: server.Config{AsyncBytes: 40},
+		monitors: ask.Monitors{Drift: drift, ErrorRate: errs}})
 	tenantA := ragd.DefaultTenant // holds the corpus
 	tenantB, err := b.store.EnsureTenant(b.ctx, "beta")
 	require.NoError(t, err)
@@ -71,6 +79,12 @@ func TestTenantsAreIsolatedOnEveryRoute(t *testing.T) {
 	resp, body = b.do(t, "POST", "/v1/conversations/"+turn.ConversationID+"/messages", map[string]any{"content": "Test them monthly."},
 		bearer(keys[tenantA][ragd.RoleChat])...)
 	require.Equal(t, http.StatusCreated, resp.StatusCode, "%s", body)
+	resp, body = b.do(t, "POST", "/v1/messages/"+turn.MessageID+"/feedback", map[string]any{"rating": "up", "reason": "spot on"},
+		bearer(keys[tenantA][ragd.RoleChat])...)
+	require.Equal(t, http.StatusCreated, resp.StatusCode, "%s", body)
+	resp, body = b.do(t, "PUT", "/v1/admin/drift/baseline", map[string]any{"distribution": map[string]float64{"TASK": 1}},
+		bearer(keys[tenantA][ragd.RoleAdmin])...)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
 	resp, body = b.do(t, "POST", "/v1/documents", map[string]any{"text": "Tenant A's private notes on the generator room.", "source": "notes"},
 		bearer(keys[tenantA][ragd.RoleAdmin])...)
 	require.Equal(t, http.StatusAccepted, resp.StatusCode, "%s", body)
@@ -82,7 +96,7 @@ func TestTenantsAreIsolatedOnEveryRoute(t *testing.T) {
 	keyA := keyList[0].ID.String()
 	docARow, err := b.store.Document(ctxA, uuid.MustParse(docA))
 	require.NoError(t, err)
-	secretsOfA := []string{turn.ConversationID, turn.MessageID, docA, jobA.ID, keyA, jobA.Result.DocID, "Test them monthly", "generator room"}
+	secretsOfA := []string{turn.ConversationID, turn.MessageID, docA, jobA.ID, keyA, jobA.Result.DocID, "Test them monthly", "generator room", "spot on"}
 
 	// Tenant B ingests a document under A's source key: identities are per tenant.
 	resp, body = b.do(t, "POST", "/v1/documents", map[string]any{"text": "Beta keeps its own notes on floods and on the river gauges.", "source": docARow.SourceKey},
@@ -97,6 +111,8 @@ func TestTenantsAreIsolatedOnEveryRoute(t *testing.T) {
 		"recordReply":        map[string]any{"content": "forged reply"},
 		"postDocument":       map[string]any{"text": "replaced content", "source": docARow.SourceKey},
 		"createKey":          map[string]any{"role": "admin"},
+		"feedback":           map[string]any{"rating": "down", "reason": "forged rating"},
+		"setBaseline":        map[string]any{"distribution": map[string]float64{"LEARNING": 1}},
 	}
 	spec, err := server.Spec()
 	require.NoError(t, err)
@@ -135,18 +151,22 @@ func TestTenantsAreIsolatedOnEveryRoute(t *testing.T) {
 				}
 				require.NotContains(t, string(body), s, "%s %s as B's %s -> %d", c.method, c.path, role, resp.StatusCode)
 			}
-			if c.method != "GET" && resp.StatusCode/100 == 2 && c.op != "postDocument" && c.op != "createKey" {
+			// Documents, keys and drift baselines a tenant writes are its own.
+			if c.method != "GET" && resp.StatusCode/100 == 2 && c.op != "postDocument" && c.op != "createKey" && c.op != "setBaseline" {
 				t.Fatalf("%s %s as B's %s -> %d: a write naming A's things succeeded: %s", c.method, c.path, role, resp.StatusCode, body)
 			}
 		}
 	}
 	require.Equal(t, before, b.tenantRows(t, tenantA), "another tenant changed nothing of A")
+	base, ok := drift.Baseline(tenantA.String())
+	require.True(t, ok)
+	require.Equal(t, map[mode.Mode]float64{mode.Task: 1}, base.Distribution, "B's admin set B's baseline, not A's")
 
 	// The tenant's own auditor on every route: reads only, writes nothing.
 	for _, c := range calls {
 		cases++
 		resp, body := b.do(t, c.method, c.path, bodies[c.op], bearer(keys[tenantA][ragd.RoleAuditor])...)
-		if c.method != "GET" || c.op == "listKeys" || c.op == "getJob" {
+		if c.method != "GET" || c.op == "listKeys" || c.op == "getJob" || strings.HasPrefix(c.path, "/v1/admin/") {
 			require.Equal(t, http.StatusForbidden, resp.StatusCode, "%s %s as A's auditor: %s", c.method, c.path, body)
 		} else {
 			require.Equal(t, 2, resp.StatusCode/100, "%s %s as A's auditor: %s", c.method, c.path, body)
@@ -181,6 +201,11 @@ func TestTenantsAreIsolatedOnEveryRoute(t *testing.T) {
 	resp, body = b.do(t, "POST", "/v1/conversations/"+turn.ConversationID+"/messages", map[string]any{"content": "real"},
 		bearer(keys[tenantA][ragd.RoleChat])...)
 	require.Equal(t, http.StatusCreated, resp.StatusCode, "%s", body)
+	// So is a rating of the answer.
+	resp, body = b.do(t, "POST", "/v1/messages/"+turn.MessageID+"/feedback", map[string]any{"rating": "down"}, bearer(other)...)
+	require.Equal(t, http.StatusForbidden, resp.StatusCode, "%s", body)
+	resp, body = b.do(t, "POST", "/v1/messages/"+turn.MessageID+"/feedback", map[string]any{"rating": "down"}, bearer(keys[tenantA][ragd.RoleAdmin])...)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "an admin of the tenant may: %s", body)
 
 	// Unauthenticated and unknown keys.
 	for _, h := range [][]string{nil, bearer("ragd_not-a-key"), {"Authorization", "Basic YTpi"}} {
@@ -197,7 +222,9 @@ func TestTenantsAreIsolatedOnEveryRoute(t *testing.T) {
 func TestRowLevelSecurityAlone(t *testing.T) {
 	t.Parallel()
 	b := setup(t, options{corpus: true})
-	b.ask(t, "", "smoke alarms")
+	r := b.ask(t, "", "smoke alarms")
+	b.rate(t, r.MessageID, "up")
+	require.NoError(t, b.store.SaveModeBaseline(b.ctx, []byte(`{"distribution":{"TASK":1}}`)))
 	tenantB, err := b.store.EnsureTenant(b.ctx, "beta")
 	require.NoError(t, err)
 	login, err := b.store.Login(b.ctx)
@@ -207,7 +234,8 @@ func TestRowLevelSecurityAlone(t *testing.T) {
 	conn := dbtest.AppConn(t, b.url, tenantB.String())
 	defer conn.Close(context.Background())
 	for _, table := range []string{"documents", "document_versions", "chunks", "conversations", "messages",
-		"conversation_sources", "message_citations", "conversation_markers", "entities", "api_keys"} {
+		"conversation_sources", "message_citations", "conversation_markers", "entities", "api_keys",
+		"message_feedback", "mode_baselines", "experiment_slots"} {
 		var n int
 		require.NoError(t, conn.QueryRow(b.ctx, "SELECT count(*) FROM "+table).Scan(&n), table)
 		require.Zero(t, n, "tenant B sees %d rows of %s", n, table)
@@ -215,6 +243,9 @@ func TestRowLevelSecurityAlone(t *testing.T) {
 	var conv uuid.UUID
 	admin := b.connect(t)
 	defer admin.Close(b.ctx)
+	for _, table := range []string{"message_feedback", "mode_baselines", "experiment_slots"} {
+		require.Positive(t, b.count(t, table), "A has rows of %s for B not to see", table)
+	}
 	require.NoError(t, admin.QueryRow(b.ctx, "SELECT id FROM conversations LIMIT 1").Scan(&conv))
 	tag, err := conn.Exec(b.ctx, "UPDATE conversations SET title = 'hijacked' WHERE id = $1", conv)
 	require.NoError(t, err)

@@ -82,22 +82,28 @@ func (s *Store) Citations(ctx context.Context, f ragd.CitationFilter, fn func(ra
 	if f.Limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", f.Limit)
 	}
+	return stream(ctx, s, "citations", q, args, scanCitation, fn)
+}
+
+// stream runs a query and calls fn for each row as scan reads it, in constant memory: the
+// audit exports. fn returning an error stops it with that error.
+func stream[T any](ctx context.Context, s *Store, what, q string, args []any, scan func(pgx.CollectableRow) (T, error), fn func(T) error) error {
 	rows, err := s.db.Query(ctx, q, args...)
 	if err != nil {
-		return fmt.Errorf("store: reading citations: %w", err)
+		return fmt.Errorf("store: reading %s: %w", what, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		c, err := scanCitation(rows)
+		v, err := scan(rows)
 		if err != nil {
-			return fmt.Errorf("store: reading citations: %w", err)
+			return fmt.Errorf("store: reading %s: %w", what, err)
 		}
-		if err := fn(c); err != nil {
+		if err := fn(v); err != nil {
 			return err
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("store: reading citations: %w", err)
+		return fmt.Errorf("store: reading %s: %w", what, err)
 	}
 	return nil
 }

@@ -52,7 +52,7 @@ func (c evalConversationsCmd) Run(ctx context.Context, a *app) error {
 		if _, err := a.openCorpus(ctx, "mtrag_"+m.Domain, filepath.Join(m.Dir, "corpus.jsonl")); err != nil {
 			return err
 		}
-		p, err := a.pipeline()
+		p, err := a.pipeline(ask.Monitors{})
 		if err != nil {
 			return err
 		}

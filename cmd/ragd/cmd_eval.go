@@ -24,6 +24,7 @@ type evalCmd struct {
 	Ingest        evalIngestCmd        `cmd:"" name:"ingest" help:"Ingest throughput against the embedding model's own: the same chunks embedded alone, then ingested end to end."`
 	Scale         evalScaleCmd         `cmd:"" name:"scale" help:"Load recombined corpora of growing size (no model needed) and time the /v1/ask turn over each."`
 	Classifiers   evalClassifiersCmd   `cmd:"" help:"Precision, recall and F1 (95% intervals) of the shipped mode, intent and invariant classifiers on labelled files, and their cost per turn."`
+	Experiment    evalExperimentCmd    `cmd:"" help:"The A/B experiment per arm and mode stratum: turns, conversations, context tokens, feedback completion and error rates, z-test with 95% intervals, sample size still needed."`
 }
 
 type evalBeirCmd struct {

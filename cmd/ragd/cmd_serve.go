@@ -16,7 +16,6 @@ import (
 	"github.com/ragd/ragd/ingest"
 	"github.com/ragd/ragd/intent"
 	"github.com/ragd/ragd/llm"
-	"github.com/ragd/ragd/mode"
 	"github.com/ragd/ragd/redact"
 	"github.com/ragd/ragd/server"
 )
@@ -89,7 +88,11 @@ func (c serveCmd) Run(ctx context.Context, a *app) error {
 	}()
 	background.Go(func() { a.followChanges(bgCtx, c.IndexPoll) })
 
-	pipeline, err := a.pipeline()
+	mon, err := a.monitors(ctx)
+	if err != nil {
+		return err
+	}
+	pipeline, err := a.pipeline(mon)
 	if err != nil {
 		return err
 	}
@@ -105,7 +108,7 @@ func (c serveCmd) Run(ctx context.Context, a *app) error {
 	scfg.Access = access
 	scfg.AsyncBytes, scfg.IngestTimeout = c.UploadAsyncBytes, c.IngestTimeout
 	srv := server.New(scfg, server.Deps{Pipeline: pipeline, Store: a.store, Index: a.index, Ingester: in,
-		Monitors: pipeline.Monitors, Logger: a.logger})
+		Monitors: mon, Experiment: a.cfg.experimentConfig(), Logger: a.logger})
 	defer srv.Close()
 	// Stops asked of another replica reach the stream this one sends.
 	background.Go(func() {
@@ -140,19 +143,16 @@ func (c serveCmd) Run(ctx context.Context, a *app) error {
 	return nil
 }
 
-// pipeline wires the turn pipeline from what the app opened.
-func (a *app) pipeline() (*ask.Pipeline, error) {
-	return a.pipelineWith(ask.Deps{Index: a.index, Store: a.store, Embedder: embedderOrNil(a), Reranker: rerankerOrNil(a)})
+// pipeline wires the turn pipeline from what the app opened, with the guardrails given (none
+// for evaluation).
+func (a *app) pipeline(mon ask.Monitors) (*ask.Pipeline, error) {
+	return a.pipelineWith(ask.Deps{Index: a.index, Store: a.store, Embedder: embedderOrNil(a), Reranker: rerankerOrNil(a), Monitors: mon})
 }
 
-// pipelineWith completes d, which names the index, the store and the models, with what every
-// turn pipeline of ragd has: the intent classifier, the mode monitors and the LLM as configured.
+// pipelineWith completes d, which names the index, the store, the models and the guardrails,
+// with what every turn pipeline of ragd has: the intent classifier and the LLM as configured.
 func (a *app) pipelineWith(d ask.Deps) (*ask.Pipeline, error) {
 	d.Intent, d.Logger = turnIntent{}, a.logger
-	d.Monitors = ask.Monitors{
-		Drift:         mode.NewDrift(mode.DriftConfig{Logger: a.logger}),
-		LowConfidence: mode.NewLowConfidence(mode.LowConfidenceConfig{Threshold: a.cfg.ModeThreshold, Logger: a.logger}),
-	}
 	if a.cfg.LLMURL != "" {
 		client, err := llm.New(a.cfg.llmConfig())
 		if err != nil {

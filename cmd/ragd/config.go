@@ -71,7 +71,10 @@ type Config struct {
 	KGWeight      float64 `help:"Weight of the knowledge graph's list in fusion when --kg is on; 0 turns the list off." default:"0.5" name:"kg-weight"`
 	AnaphoraBoost float64 `help:"Context search weight multiplier for questions that lean on the conversation (pronouns, very short); 0 turns the context search off for them." default:"2"`
 
-	MaxPins     int      `help:"Most documents one conversation may have pinned (each is re-scored every turn); more is a 400." default:"32"`
+	MaxPins int `help:"Most documents one conversation may have pinned (each is re-scored every turn); more is a 400." default:"32"`
+
+	Guardrails `embed:""`
+
 	IngestAllow []string `help:"A network (CIDR, e.g. 10.20.0.0/16) URL ingest may fetch from although it is not public; repeat for more. By default only public internet addresses are fetched." name:"ingest-allow"`
 
 	Listen string `help:"HTTP listen address." default:"127.0.0.1:8080"`
@@ -110,6 +113,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, flagErrors(c.chunkOptions().Validate(), chunkFlags, "--chunk-*")...)
 	}
 	errs = append(errs, flagErrors(c.askConfig().Validate(), askFlags, "ask")...)
+	errs = append(errs, c.validateGuardrails()...)
 	if c.BM25Weight == 0 && (c.VectorWeight == 0 || c.EmbedModel == "") {
 		errs = append(errs, errors.New("--bm25-weight 0 turns BM25 off, which needs vector search on (--embed-model, and --vector-weight above 0)"))
 	}
@@ -136,7 +140,7 @@ var askFlags = map[string]string{
 	"FreshK":  "--fresh-k", "RRFK": "--rrf-k", "BM25Weight": "--bm25-weight", "VectorWeight": "--vector-weight",
 	"Carry.Tau": "--carry-tau", "Carry.Decay": "--carry-decay", "Carry.MaxIdle": "--carry-idle", "Carry.Cap": "--carry-cap",
 	"CarryWeight": "--carry-weight", "ReferWeight": "--refer-weight", "ContextWeight": "--context-weight",
-	"ContextTerms": "--context-terms", "ControlRatio": "--control-ratio", "Mode.Threshold": "--mode-threshold",
+	"ContextTerms": "--context-terms", "Experiment.ControlRatio": "--control-ratio", "Experiment.Block": "--experiment-block", "Mode.Threshold": "--mode-threshold",
 	"KGWeight": "--kg-weight", "AnaphoraBoost": "--anaphora-boost",
 	"Compact.Strategy": "--compact", "Compact.WindowMessages": "--compact-window", "Compact.BudgetTokens": "--compact-budget",
 	"Compact.CapsuleTokens": "--capsule-tokens",
@@ -188,7 +192,7 @@ func (c *Config) askConfig() ask.Config {
 	a.ContextWeight, a.ContextTerms, a.AnaphoraBoost = c.ContextWeight, c.ContextTerms, c.AnaphoraBoost
 	a.Rules = c.Rules
 	a.MaxPins = c.MaxPins
-	a.ControlRatio = c.ControlRatio
+	a.Experiment = c.experimentConfig()
 	a.Mode.Threshold = c.ModeThreshold
 	a.Graph, a.KGWeight = c.KG, c.KGWeight
 	a.Compact = compact.Config{Strategy: c.Compact, WindowMessages: c.CompactWindow, BudgetTokens: c.CompactBudget, CapsuleTokens: c.CapsuleTokens}

@@ -3,11 +3,14 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/alecthomas/kong"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ragd/ragd/ask"
+	"github.com/ragd/ragd/experiment"
+	"github.com/ragd/ragd/mode"
 )
 
 func parse(t *testing.T, env map[string]string, args ...string) (*CLI, error) {
@@ -55,6 +58,19 @@ func TestConfigRefusesBadSettings(t *testing.T) {
 		{[]string{"version", "--mode-threshold", "2"}, nil, "--mode-threshold must be in 0..1, got 2"},
 		{[]string{"version", "--bm25-weight", "0"}, nil, "--bm25-weight 0 turns BM25 off, which needs vector search on"},
 		{[]string{"version", "--bm25-weight", "0", "--embed-model", "m", "--vector-weight", "0"}, nil, "--bm25-weight 0 turns BM25 off"},
+		{[]string{"version", "--drift-window", "0s"}, nil, "--drift-window must be positive"},
+		{[]string{"version", "--drift-threshold=-1"}, nil, "--drift-threshold must be >= 0"},
+		{[]string{"version", "--drift-hold=-1s"}, nil, "--drift-hold must not be negative"},
+		{[]string{"version", "--drift-min-turns", "0"}, nil, "--drift-min-turns must be at least 1"},
+		{[]string{"version", "--drift-baseline", "TASK:1"}, nil, "--drift-baseline: "},
+		{[]string{"version", "--drift-baseline", "CHAT=1"}, nil, `--drift-baseline: unknown mode "CHAT"`},
+		{[]string{"version", "--error-factor", "0.5"}, nil, "--error-factor must be at least 1"},
+		{[]string{"version", "--error-baseline", "2"}, nil, "--error-baseline must be in 0..1"},
+		{[]string{"version", "--error-baseline", "often"}, nil, "--error-baseline: \"often\" is neither observed nor a number"},
+		{[]string{"version", "--error-min-feedback", "0"}, nil, "--error-min-feedback must be at least 1"},
+		{[]string{"version", "--experiment", "abc"}, nil, "--experiment must be one of"},
+		{[]string{"version", "--experiment-block", "0"}, nil, "--experiment-block must be at least 1"},
+		{[]string{"version", "--rollback-factor", "0.5"}, nil, "--rollback-factor must be at least 1"},
 		{[]string{"version", "--llm-url", "localhost:11434"}, nil, "--llm-*"},
 		{[]string{"version", "--llm-url", "http://localhost:11434/v1", "--llm-model", "m", "--llm-timeout", "0s"}, nil, "--llm-timeout must be positive"},
 		{[]string{"version", "--compact", "rolling"}, nil, "--compact must be one of"},
@@ -113,7 +129,12 @@ func TestConfigFlagsToConfig(t *testing.T) {
 		{[]string{"--context-terms", "0"}, func(c *ask.Config) { c.ContextTerms = 0 }},
 		{[]string{"--anaphora-boost", "0"}, func(c *ask.Config) { c.AnaphoraBoost = 0 }},
 		{[]string{"--kg-weight", "0"}, func(c *ask.Config) { c.KGWeight = 0 }},
-		{[]string{"--control-ratio", "0.5"}, func(c *ask.Config) { c.ControlRatio = 0.5 }},
+		{[]string{"--control-ratio", "0.5"}, func(c *ask.Config) { c.Experiment.ControlRatio = 0.5 }},
+		{[]string{"--experiment", "off"}, func(c *ask.Config) { c.Experiment.Design = experiment.Off }},
+		{[]string{"--experiment", "recent-window", "--experiment-block", "8"}, func(c *ask.Config) {
+			c.Experiment.Design, c.Experiment.Block = experiment.RecentWindow, 8
+		}},
+		{[]string{"--experiment-budget", "matched"}, func(c *ask.Config) { c.Experiment.Budget = experiment.Matched }},
 		{[]string{"--mode-threshold", "0"}, func(c *ask.Config) { c.Mode.Threshold = 0 }},
 		{[]string{"--rule", "cite sources", "--rule", "be brief"}, func(c *ask.Config) { c.Rules = []string{"cite sources", "be brief"} }},
 		{[]string{"--compact", "full"}, func(c *ask.Config) { c.Compact.Strategy = "full" }},
@@ -160,4 +181,36 @@ func TestPprofListensOnLoopbackOnly(t *testing.T) {
 	for _, bad := range []string{"0.0.0.0:6060", ":6060", "10.0.0.1:6060", "example.com:6060", "6060"} {
 		require.Error(t, loopback(bad), bad)
 	}
+}
+
+// The guardrail flags set the monitors' settings, 0 included.
+func TestGuardrailFlags(t *testing.T) {
+	cli, err := parse(t, nil, "version")
+	require.NoError(t, err)
+	d, err := cli.driftConfig(nil, nil)
+	require.NoError(t, err)
+	want := mode.DefaultDriftConfig()
+	require.Equal(t, [5]any{want.Window, want.Threshold, want.Hold, want.Reference, want.MinObservations},
+		[5]any{d.Window, d.Threshold, d.Hold, d.Reference, d.MinObservations}, "defaults are the product's")
+	require.Empty(t, d.Baselines, "observed: no baseline until a reference period makes one")
+	e, err := cli.errorRateConfig()
+	require.NoError(t, err)
+	require.False(t, e.BaselineSet)
+	require.Equal(t, experiment.DefaultGuardConfig().Factor, cli.guardConfig().Factor)
+
+	cli, err = parse(t, nil, "version", "--drift-threshold", "0", "--drift-hold", "0s", "--drift-baseline", "TASK=1,learning=3",
+		"--error-baseline", "0", "--error-window", "1h", "--rollback-window", "2h")
+	require.NoError(t, err)
+	d, err = cli.driftConfig(map[string]mode.Baseline{"acme": {}}, nil)
+	require.NoError(t, err)
+	require.Zero(t, d.Threshold)
+	require.Zero(t, d.Hold)
+	require.Equal(t, map[mode.Mode]float64{mode.Task: 1, mode.Learning: 3}, d.Baselines[mode.Any].Distribution)
+	require.NotContains(t, d.Baselines, "acme", "the flag's baseline overrides saved ones")
+	e, err = cli.errorRateConfig()
+	require.NoError(t, err)
+	require.True(t, e.BaselineSet)
+	require.Zero(t, e.Baseline, "0 is a baseline, not unset")
+	require.Equal(t, time.Hour, e.Window)
+	require.Equal(t, 2*time.Hour, cli.guardConfig().Window)
 }

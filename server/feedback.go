@@ -1,0 +1,215 @@
+package server
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/ragd/ragd"
+	"github.com/ragd/ragd/ask"
+	"github.com/ragd/ragd/experiment"
+	"github.com/ragd/ragd/mode"
+)
+
+// maxReasonBytes bounds the free-text reason of a rating.
+const maxReasonBytes = 2000
+
+type feedbackRequest struct {
+	Rating  string            `json:"rating"`
+	Reason  string            `json:"reason"`
+	Sources []ragd.SourceFlag `json:"sources"`
+}
+
+type feedbackJSON struct {
+	ID             uuid.UUID         `json:"id"`
+	MessageID      uuid.UUID         `json:"message_id"`
+	ConversationID uuid.UUID         `json:"conversation_id"`
+	Turn           int               `json:"turn"`
+	Rating         string            `json:"rating"`
+	Reason         string            `json:"reason"`
+	Sources        []ragd.SourceFlag `json:"sources"`
+	Mode           string            `json:"mode"`
+	Arm            string            `json:"arm"`
+	CreatedAt      time.Time         `json:"created_at"`
+	UpdatedAt      time.Time         `json:"updated_at"`
+}
+
+func feedbackOf(f ragd.Feedback) feedbackJSON {
+	if f.Sources == nil {
+		f.Sources = []ragd.SourceFlag{}
+	}
+	return feedbackJSON{ID: f.ID, MessageID: f.MessageID, ConversationID: f.ConversationID, Turn: f.Turn, Rating: f.Rating,
+		Reason: f.Reason, Sources: f.Sources, Mode: f.Mode, Arm: f.Arm, CreatedAt: f.CreatedAt, UpdatedAt: f.UpdatedAt}
+}
+
+// feedback records a user's rating of an answer (an assistant message): up or down, an optional
+// reason and per-source flags. It feeds the mode's error rate and the experiment's guard. 201
+// for a first rating, 200 when it replaces one.
+func (s *Server) feedback(c echo.Context) error {
+	id, err := pathID(c)
+	if err != nil {
+		return err
+	}
+	var req feedbackRequest
+	if err := decodeJSON(c, &req, s.cfg.MaxBodyBytes); err != nil {
+		return err
+	}
+	req.Reason = strings.TrimSpace(req.Reason)
+	switch {
+	case req.Rating != ragd.RatingUp && req.Rating != ragd.RatingDown:
+		return ragd.Invalidf("rating", "must be up or down, got %q", req.Rating)
+	case len(req.Reason) > maxReasonBytes:
+		return ragd.Invalidf("reason", "is %d bytes, over the %d-byte limit", len(req.Reason), maxReasonBytes)
+	case !utf8.ValidString(req.Reason):
+		return ragd.Invalidf("reason", "is not valid UTF-8")
+	case len(req.Sources) > 100:
+		return ragd.Invalidf("sources", "has %d flags, at most 100", len(req.Sources))
+	}
+	ctx := c.Request().Context()
+	f, err := s.deps.Store.SaveFeedback(ctx, ragd.NewFeedback{MessageID: id, Rating: req.Rating, Reason: req.Reason, Sources: req.Sources})
+	if err != nil {
+		return err
+	}
+	bad := f.Rating == ragd.RatingDown
+	if m := s.deps.Monitors.ErrorRate; m != nil {
+		m.Observe(ask.TenantOf(ctx), mode.Mode(f.Mode), bad)
+	}
+	if g := s.deps.Monitors.Experiment; g != nil {
+		g.Feedback(f.Arm, bad)
+	}
+	status := http.StatusOK
+	if f.CreatedAt.Equal(f.UpdatedAt) {
+		status = http.StatusCreated
+	}
+	return c.JSON(status, feedbackOf(*f))
+}
+
+var feedbackCSVHeader = []string{"id", "message_id", "conversation_id", "turn", "rating", "reason", "sources", "mode", "arm", "created_at", "updated_at"}
+
+func feedbackCSV(f ragd.Feedback) []string {
+	var flags []string
+	for _, sf := range f.Sources {
+		flags = append(flags, sf.Source+":"+sf.Flag)
+	}
+	return []string{f.ID.String(), f.MessageID.String(), f.ConversationID.String(), strconv.Itoa(f.Turn), f.Rating, f.Reason,
+		strings.Join(flags, " "), f.Mode, f.Arm, f.CreatedAt.UTC().Format(time.RFC3339Nano), f.UpdatedAt.UTC().Format(time.RFC3339Nano)}
+}
+
+// feedbackExport exports feedback for auditors with the citations: filtered by conversation and
+// by when it was last given; JSON in pages (limit, after), JSONL and CSV streamed whole.
+func (s *Server) feedbackExport(c echo.Context) error {
+	q := c.QueryParams()
+	var f ragd.FeedbackFilter
+	var err error
+	if f.From, f.To, err = timeRange(q); err != nil {
+		return err
+	}
+	for name, dst := range map[string]*uuid.UUID{"conversation_id": &f.ConversationID, "after": &f.AfterID} {
+		if v := q.Get(name); v != "" {
+			if *dst, err = uuid.Parse(v); err != nil {
+				return ragd.Invalidf(name, "%q is not a UUID", v)
+			}
+		}
+	}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxCitationPage {
+			return ragd.Invalidf("limit", "must be 1..%d", maxCitationPage)
+		}
+		f.Limit = n
+	}
+	format, err := exportFormat(c, "feedback")
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	if format != echo.MIMEApplicationJSON {
+		return streamExport(s, c, format, "feedback", feedbackCSVHeader, func(f ragd.Feedback) any { return feedbackOf(f) }, feedbackCSV,
+			func(fn func(ragd.Feedback) error) error { return s.deps.Store.Feedback(ctx, f, fn) })
+	}
+	if f.Limit == 0 {
+		f.Limit = defaultCitationPage
+	}
+	out := []feedbackJSON{}
+	if err := s.deps.Store.Feedback(ctx, f, func(fb ragd.Feedback) error {
+		out = append(out, feedbackOf(fb))
+		return nil
+	}); err != nil {
+		return err
+	}
+	page := map[string]any{"feedback": out}
+	if len(out) == f.Limit {
+		page["next_after"] = out[len(out)-1].ID
+	}
+	return c.JSON(http.StatusOK, page)
+}
+
+// experimentReport reports the experiment per arm and mode stratum over a period (from, to).
+func (s *Server) experimentReport(c echo.Context) error {
+	from, to, err := timeRange(c.QueryParams())
+	if err != nil {
+		return err
+	}
+	rows, err := s.deps.Store.ExperimentStats(c.Request().Context(), ragd.ExperimentFilter{From: from, To: to})
+	if err != nil {
+		return err
+	}
+	modes := make([]string, len(mode.Modes))
+	for i, m := range mode.Modes {
+		modes[i] = string(m)
+	}
+	r := experiment.NewReport(s.deps.Experiment, rows, modes)
+	out := map[string]any{"report": r}
+	if g := s.deps.Monitors.Experiment; g != nil {
+		out["treatment_enabled"] = g.Enabled()
+		out["rollbacks"] = g.Rollbacks()
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+type baselineRequest struct {
+	Distribution map[string]float64 `json:"distribution"`
+}
+
+// driftState shows the caller's tenant's drift baseline and state.
+func (s *Server) driftState(c echo.Context) error {
+	d := s.deps.Monitors.Drift
+	if d == nil {
+		return echo.NewHTTPError(http.StatusConflict, "no drift monitor runs")
+	}
+	tenant := ask.TenantOf(c.Request().Context())
+	kl, drifting := d.State(tenant)
+	out := map[string]any{"tenant": tenant, "kl": kl, "drifting": drifting}
+	if b, ok := d.Baseline(tenant); ok {
+		out["baseline"] = b
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// setBaseline sets the caller's tenant's drift baseline (a baseline for every tenant is the
+// --drift-baseline flag's, the operator's).
+func (s *Server) setBaseline(c echo.Context) error {
+	d := s.deps.Monitors.Drift
+	if d == nil {
+		return echo.NewHTTPError(http.StatusConflict, "no drift monitor runs")
+	}
+	var req baselineRequest
+	if err := decodeJSON(c, &req, s.cfg.MaxBodyBytes); err != nil {
+		return err
+	}
+	b := mode.Baseline{Distribution: map[mode.Mode]float64{}}
+	for m, v := range req.Distribution {
+		b.Distribution[mode.Mode(strings.ToUpper(m))] = v
+	}
+	tenant := ask.TenantOf(c.Request().Context())
+	if err := d.SetBaseline(tenant, b); err != nil {
+		return err
+	}
+	b.Source = mode.BaselineSet
+	return c.JSON(http.StatusOK, map[string]any{"tenant": tenant, "baseline": b})
+}

@@ -31,16 +31,18 @@ func (tr *traffic) draw(dist map[Mode]float64) Mode {
 }
 
 // run feeds one turn every step for d, drawn from dist, and returns the first time drifting was
-// reported (zero if never) and the last state.
-func run(d *Drift, c *clock, tr *traffic, dist map[Mode]float64, dur, step time.Duration) (first time.Time, drifting bool) {
+// reported (zero if never), the last state and the largest divergence seen.
+func run(d *Drift, c *clock, tr *traffic, dist map[Mode]float64, dur, step time.Duration) (first time.Time, drifting bool, maxKL float64) {
 	for end := c.Now().Add(dur); c.Now().Before(end); {
 		c.Advance(step)
-		_, drifting, _ = d.Observe("acme", tr.draw(dist))
+		var kl float64
+		kl, drifting, _ = d.Observe("acme", tr.draw(dist))
+		maxKL = max(maxKL, kl)
 		if drifting && first.IsZero() {
 			first = c.Now()
 		}
 	}
-	return first, drifting
+	return first, drifting, maxKL
 }
 
 func newTestDrift(t *testing.T, c *clock, logs *recorder, change func(*DriftConfig)) *Drift {
@@ -71,7 +73,7 @@ func TestDriftOrdinaryTrafficAndARealShift(t *testing.T) {
 	})
 	const step = 30 * time.Second
 
-	first, _ := run(d, c, tr, ordinary, 24*time.Hour+step, step)
+	first, _, _ := run(d, c, tr, ordinary, 24*time.Hour+step, step)
 	require.True(t, first.IsZero(), "no drift without a baseline")
 	b, ok := d.Baseline("acme")
 	require.True(t, ok, "the reference period made a baseline")
@@ -79,7 +81,7 @@ func TestDriftOrdinaryTrafficAndARealShift(t *testing.T) {
 	require.Len(t, saved, 1, "and it was saved once")
 	require.InDelta(t, 0.40, b.Distribution[Learning], 0.03)
 
-	first, _ = run(d, c, tr, ordinary, 2*time.Hour, step)
+	first, _, ordinaryKL := run(d, c, tr, ordinary, 2*time.Hour, step)
 	require.True(t, first.IsZero(), "two hours of ordinary traffic never drift")
 	kl, drifting := d.State("acme")
 	require.False(t, drifting)
@@ -87,7 +89,8 @@ func TestDriftOrdinaryTrafficAndARealShift(t *testing.T) {
 
 	shift := map[Mode]float64{Debugging: 0.8, Learning: 0.2}
 	start := c.Now()
-	first, drifting = run(d, c, tr, shift, 100*time.Minute, step)
+	shiftStart := start
+	first, drifting, shiftKL := run(d, c, tr, shift, 100*time.Minute, step)
 	require.True(t, drifting, "a shift that lasts trips")
 	require.GreaterOrEqual(t, first.Sub(start), time.Hour, "but only after KL stayed above 0.1 for the hold period")
 	require.Less(t, first.Sub(start), 90*time.Minute)
@@ -106,6 +109,22 @@ func TestDriftOrdinaryTrafficAndARealShift(t *testing.T) {
 	require.Equal(t, []slog.Level{slog.LevelInfo, slog.LevelWarn, slog.LevelInfo}, logs.levels())
 	_, drifting = d.State("acme")
 	require.False(t, drifting)
+	t.Logf("one turn per %s; baseline observed over the first 24h: %v", step, b.Distribution)
+	t.Logf("ordinary mix, 2h after the reference day: largest KL %.4f (threshold 0.1), never drifting; against a uniform baseline the same mix is KL %.3f",
+		ordinaryKL, kl1(ordinary))
+	t.Logf("shift to %v: largest KL %.3f, fallback after %s (hold 1h); back to the ordinary mix: recovered after %s",
+		shift, shiftKL, first.Sub(shiftStart), recovered.Sub(start))
+}
+
+// kl1 is KL(dist || uniform) in nats.
+func kl1(dist map[Mode]float64) float64 {
+	var kl float64
+	for _, p := range dist {
+		if p > 0 {
+			kl += p * math.Log(p*float64(len(Modes)))
+		}
+	}
+	return kl
 }
 
 // A saved baseline survives a restart: the new monitor judges at once, with no reference period.
@@ -119,7 +138,7 @@ func TestDriftPersistedBaseline(t *testing.T) {
 	got, ok := d.Baseline("acme")
 	require.True(t, ok)
 	require.Equal(t, b, got)
-	_, drifting := run(d, c, tr, map[Mode]float64{General: 1}, 10*time.Minute, 5*time.Second)
+	_, drifting, _ := run(d, c, tr, map[Mode]float64{General: 1}, 10*time.Minute, 5*time.Second)
 	require.True(t, drifting, "judged against the persisted baseline from the first turn")
 
 	_, ok = d.Baseline("other")
@@ -138,11 +157,11 @@ func TestDriftSetBaseline(t *testing.T) {
 	debug, err := ParseBaseline("DEBUGGING=0.9, task=0.1")
 	require.NoError(t, err)
 	require.NoError(t, d.SetBaseline(Any, debug))
-	_, drifting := run(d, c, tr, map[Mode]float64{Debugging: 0.9, Task: 0.1}, 10*time.Minute, 5*time.Second)
+	_, drifting, _ := run(d, c, tr, map[Mode]float64{Debugging: 0.9, Task: 0.1}, 10*time.Minute, 5*time.Second)
 	require.False(t, drifting, "traffic like the set baseline")
 
 	require.NoError(t, d.SetBaseline("acme", Baseline{Distribution: ordinary}))
-	_, drifting = run(d, c, tr, map[Mode]float64{Debugging: 0.9, Task: 0.1}, time.Minute, 5*time.Second)
+	_, drifting, _ = run(d, c, tr, map[Mode]float64{Debugging: 0.9, Task: 0.1}, time.Minute, 5*time.Second)
 	require.True(t, drifting, "the tenant's own baseline replaced the default")
 	require.Equal(t, []string{"*:set", "acme:set"}, saved)
 

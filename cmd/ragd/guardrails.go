@@ -18,7 +18,7 @@ import (
 
 // Guardrails are the flags of the runtime guardrails and the experiment (embedded in Config).
 type Guardrails struct {
-	DriftBaseline  string        `help:"Mode distribution drift is measured against: observed (each tenant's first --drift-reference of traffic, saved; a restart keeps it) or MODE=share pairs for every tenant (TASK=0.3,LEARNING=0.4,GENERAL=0.3; modes left out have 0). PUT /v1/admin/drift/baseline changes it at run time." default:"observed"`
+	DriftBaseline  string        `help:"Mode distribution drift is measured against: observed (each tenant's first --drift-reference of traffic, saved; a restart keeps it) or MODE=share pairs for every tenant (TASK=0.3,LEARNING=0.4,GENERAL=0.3; modes left out have 0). A tenant's admin sets its own at run time with PUT /v1/admin/drift/baseline." default:"observed"`
 	DriftThreshold float64       `help:"KL divergence (nats) of the window from the baseline above which the mode distribution diverges; 0 trips on any divergence." default:"0.1"`
 	DriftWindow    time.Duration `help:"Sliding window of turns whose mode distribution is compared with the baseline." default:"1h"`
 	DriftHold      time.Duration `help:"How long the divergence must stay above --drift-threshold before classification falls back to GENERAL; 0 falls back at once." default:"1h"`

@@ -236,9 +236,9 @@ func GoalBoundary(d compact.Detector, msgs []ragd.Message, message string, in In
 	}
 	p := -1.0
 	if classified {
-		p = 0
+		p = in.NewTopic
 		if in.Label == NewTopic {
-			p = in.Confidence
+			p = max(p, in.Confidence)
 		}
 	}
 	return d.Detect(compact.Signals{Text: message, Goal: goal, NewTopic: p})

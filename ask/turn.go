@@ -34,6 +34,10 @@ const (
 type Intent struct {
 	Label      string
 	Confidence float64
+	// NewTopic is the classifier's probability of new-topic when new-topic was its answer
+	// before the new-topic guard, else 0: goal boundaries read it, since a turn that moves to
+	// a new goal may still need the carried sources ("a taxi from the hotel to the restaurant").
+	NewTopic float64
 	// Entities are the compared entities of a compare turn.
 	Entities []string
 }
@@ -338,8 +342,13 @@ func (p *Pipeline) classify(text string, history []string, sources []ragd.Conver
 	}
 	in := p.Intent.Classify(text, history, descs)
 	if in.Confidence < p.cfg.IntentThreshold {
-		// An unsure classifier should not drop sources or restrict retrieval.
-		return Intent{Label: DrillDown, Confidence: in.Confidence}
+		// An unsure classifier should not drop sources or restrict retrieval. A sure new-topic
+		// that the guard turned into an unsure label still tells goal boundaries the user moved.
+		out := Intent{Label: DrillDown, Confidence: in.Confidence}
+		if in.NewTopic >= p.cfg.IntentThreshold {
+			out.NewTopic = in.NewTopic
+		}
+		return out
 	}
 	return in
 }

@@ -47,6 +47,9 @@ type Turn struct {
 	// Sources are short descriptions of the sources carried so far (titles, key facts); may
 	// be empty.
 	Sources []string
+	// Focus holds what the conversation is about (entities, subjects), as words or short
+	// phrases; may be empty. Only the new-topic guard reads it.
+	Focus []string
 }
 
 // Result is a classification.
@@ -54,6 +57,9 @@ type Result struct {
 	Label      Label
 	Confidence float64
 	Probs      map[Label]float64
+	// Raw is the classifier's most probable label, before Guard: whether the user moved on,
+	// which is what goal boundaries ask, rather than whether carried sources may go.
+	Raw Label
 }
 
 //go:embed model.json
@@ -70,12 +76,14 @@ var model = sync.OnceValue(func() *classify.Model {
 })
 
 // Classify returns the intent of a turn. A first turn (empty History) is new-topic with
-// confidence 1: it has no topic to keep or sources to refer to.
+// confidence 1: it has no topic to keep or sources to refer to. A later turn is new-topic only
+// when Guard finds it confident and with evidence.
 func Classify(t Turn) Result {
 	if len(t.History) == 0 {
-		return Result{Label: NewTopic, Confidence: 1, Probs: map[Label]float64{NewTopic: 1, DrillDown: 0, Compare: 0, SameSources: 0}}
+		return Result{Label: NewTopic, Confidence: 1, Probs: map[Label]float64{NewTopic: 1, DrillDown: 0, Compare: 0, SameSources: 0}, Raw: NewTopic}
 	}
-	return predict(model(), t)
+	r, _ := Guard(t.Text, predict(model(), t).Probs, contextOf(t))
+	return r
 }
 
 func predict(m *classify.Model, t Turn) Result {
@@ -125,17 +133,23 @@ func TrainOptions() classify.Options { return classify.DefaultOptions() }
 func trainingSet(rows []Example) []classify.Example {
 	out := make([]classify.Example, len(rows))
 	for i, r := range rows {
-		group := ""
-		if r.Source != "authored" {
-			group, _, _ = strings.Cut(r.Source, "#")
-		}
 		out[i] = classify.Example{
 			Input: input(Turn{Text: r.Text, History: r.History}),
 			Label: string(r.Intent),
-			Group: group,
+			Group: group(r),
 		}
 	}
 	return out
+}
+
+// group is a row's cross-validation group: its conversation (the source up to its "#"), or
+// the row alone for authored text.
+func group(r Example) string {
+	if r.Source == "authored" || r.Source == "" {
+		return ""
+	}
+	g, _, _ := strings.Cut(r.Source, "#")
+	return g
 }
 
 // Train fits a model on labelled rows.

@@ -23,7 +23,11 @@ type realIntent struct{}
 
 func (realIntent) Classify(text string, history, sources []string) ask.Intent {
 	r := intent.Classify(intent.Turn{Text: text, History: history, Sources: sources})
-	return ask.Intent{Label: string(r.Label), Confidence: r.Confidence}
+	in := ask.Intent{Label: string(r.Label), Confidence: r.Confidence}
+	if r.Raw == intent.NewTopic {
+		in.NewTopic = r.Probs[intent.NewTopic]
+	}
+	return in
 }
 
 // threeGoals is a chat about a restaurant, then a hotel, then a taxi between them: each user

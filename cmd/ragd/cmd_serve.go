@@ -229,6 +229,9 @@ type turnIntent struct{}
 func (turnIntent) Classify(text string, history, sources []string) ask.Intent {
 	r := intent.Classify(intent.Turn{Text: text, History: history, Sources: sources})
 	in := ask.Intent{Label: string(r.Label), Confidence: r.Confidence}
+	if r.Raw == intent.NewTopic {
+		in.NewTopic = r.Probs[intent.NewTopic]
+	}
 	if r.Label == intent.Compare {
 		in.Entities = intent.CompareEntities(text, history)
 	}

@@ -1,0 +1,134 @@
+package intent
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// flood is a conversation about preparing a house for floods; heatPump one about heat pumps.
+var (
+	flood    = []string{"how do I protect my basement from flooding?", "does flood insurance cover the basement?"}
+	heatPump = []string{"how does an air source heat pump work?", "what does it cost to install one?"}
+)
+
+// TestGuardTable pins what the guard guarantees, whatever the classifier says: the reported
+// phrasings and their kin are run against every extreme of the probabilities.
+func TestGuardTable(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		text    string
+		context []string
+		// newTopic: the guard guarantees new-topic (true) or guarantees it is not (false).
+		newTopic bool
+		why      Evidence
+	}{
+		// Reported: dropped every carried source.
+		{"Go back to those same documents", heatPump, false, EvidenceBackRef},
+		{"Any maintenance needed?", heatPump, false, EvidenceElliptic},
+		// Reported: a drill-down, though the user said so.
+		{"New topic. How do I prepare for a flood?", heatPump, true, EvidenceNewSubject},
+		// Back-references to what was shown.
+		{"go back to the same sources please", flood, false, EvidenceBackRef},
+		{"Can you look at those same results again?", flood, false, EvidenceBackRef},
+		{"What does the document you mentioned say about pumps?", flood, false, EvidenceBackRef},
+		{"in that article, who pays for the repairs?", flood, false, EvidenceBackRef},
+		{"the second one, how cheap is that to run?", heatPump, false, EvidenceBackRef},
+		{"according to those results, when should I call a plumber?", flood, false, EvidenceBackRef},
+		// A pronoun for what the conversation named.
+		{"Are their bathrooms clean?", []string{"a guesthouse in the west please"}, false, EvidencePronoun},
+		{"does it need a permit?", heatPump, false, EvidencePronoun},
+		// Elliptic continuations: no subject of their own.
+		{"Anything else?", heatPump, false, EvidenceElliptic},
+		{"and the cost?", flood, false, EvidenceElliptic},
+		{"What about maintenance?", heatPump, false, EvidenceElliptic},
+		{"Any warranty?", heatPump, false, EvidenceElliptic},
+		{"Is there a cheaper option?", heatPump, false, EvidenceElliptic},
+		{"why?", flood, false, EvidenceNoSubject},
+		{"ok thanks", flood, false, EvidenceNoSubject},
+		// Sharing a word with the conversation, announced or not.
+		{"New topic: what about flood barriers for the garage?", flood, false, EvidenceShared},
+		{"Different question about heat pumps: how loud is the outdoor unit?", heatPump, false, EvidenceShared},
+		{"How often should the heat pump filter be cleaned?", heatPump, false, EvidenceShared},
+		{"Does the insurance pay for a new boiler?", flood, false, EvidenceShared},
+		// Announced, on a subject the conversation does not have.
+		{"Different question: how do I renew my passport?", flood, true, EvidenceNewSubject},
+		{"Changing the subject, what is the capital of Peru?", heatPump, true, EvidenceNewSubject},
+		{"unrelated, but how do I reset my VPN password?", flood, true, EvidenceNewSubject},
+		{"On another note: which vaccines does a puppy need?", heatPump, true, EvidenceNewSubject},
+	}
+	extremes := []map[Label]float64{
+		{NewTopic: 1},
+		{DrillDown: 1},
+		{SameSources: 1},
+		{NewTopic: 0.55, Compare: 0.45},
+	}
+	for _, tt := range tests {
+		for _, probs := range extremes {
+			r, why := Guard(tt.text, probs, tt.context)
+			require.Equal(t, tt.newTopic, r.Label == NewTopic, "%q with %v: %s", tt.text, probs, why)
+			if tt.newTopic || probs[NewTopic] > 0 {
+				require.Equal(t, tt.why, why, tt.text)
+			}
+			require.Equal(t, probs[r.Label], r.Confidence, tt.text)
+		}
+	}
+}
+
+func TestGuardTrustsAConfidentClassifierWithEvidence(t *testing.T) {
+	t.Parallel()
+	// Not announced: new-topic only when the classifier says so with confidence.
+	text := "How do I renew my passport?"
+	r, why := Guard(text, map[Label]float64{NewTopic: 0.7, DrillDown: 0.3}, flood)
+	require.Equal(t, NewTopic, r.Label, why)
+	r, why = Guard(text, map[Label]float64{NewTopic: 0.45, DrillDown: 0.35, Compare: 0.2}, flood)
+	require.Equal(t, DrillDown, r.Label)
+	require.Equal(t, EvidenceUnsure, why)
+	require.Equal(t, 0.35, r.Confidence)
+	r, _ = Guard(text, map[Label]float64{DrillDown: 0.6, NewTopic: 0.4}, flood)
+	require.Equal(t, DrillDown, r.Label, "the guard never turns a turn new-topic without an announcement")
+}
+
+func TestGuardFallsBackToTheNextLabel(t *testing.T) {
+	t.Parallel()
+	probs := map[Label]float64{NewTopic: 0.6, SameSources: 0.25, DrillDown: 0.1, Compare: 0.05}
+	r, why := Guard("what did those same results say about sandbags?", probs, flood)
+	require.Equal(t, SameSources, r.Label)
+	require.Equal(t, EvidenceBackRef, why)
+	require.Equal(t, 0.25, r.Confidence)
+	// Ties go to drill-down, the label that keeps carried sources and searches afresh.
+	r, _ = Guard("and the cost?", map[Label]float64{NewTopic: 0.5, Compare: 0.25, DrillDown: 0.25}, flood)
+	require.Equal(t, DrillDown, r.Label)
+}
+
+func TestGuardReadsFocusAndSources(t *testing.T) {
+	t.Parallel()
+	probs := map[Label]float64{NewTopic: 0.9, DrillDown: 0.1}
+	turn := Turn{Text: "Is Hobsons House near the station?", History: []string{"a guesthouse in the west please"}}
+	r, _ := Guard(turn.Text, probs, contextOf(turn))
+	require.Equal(t, NewTopic, r.Label)
+	turn.Focus = []string{"Hobsons House"}
+	r, why := Guard(turn.Text, probs, contextOf(turn))
+	require.Equal(t, DrillDown, r.Label)
+	require.Equal(t, EvidenceShared, why)
+	turn.Focus = nil
+	turn.Sources = []string{"Hobsons House has free parking."}
+	r, _ = Guard(turn.Text, probs, contextOf(turn))
+	require.Equal(t, DrillDown, r.Label)
+	// Turns that have left the classifier's window do not count.
+	turn.Sources = nil
+	turn.History = []string{"Hobsons House", "a", "b", "c"}
+	r, _ = Guard(turn.Text, probs, contextOf(turn))
+	require.Equal(t, NewTopic, r.Label)
+}
+
+// TestClassifyReportedPhrasings runs the shipped model on the phrasings users reported.
+func TestClassifyReportedPhrasings(t *testing.T) {
+	t.Parallel()
+	for _, text := range []string{"Go back to those same documents", "Any maintenance needed?"} {
+		r := Classify(Turn{Text: text, History: heatPump})
+		require.NotEqual(t, NewTopic, r.Label, "%q: %v", text, r.Probs)
+	}
+	r := Classify(Turn{Text: "New topic. How do I prepare for a flood?", History: heatPump})
+	require.Equal(t, NewTopic, r.Label, "%v", r.Probs)
+}

@@ -109,16 +109,27 @@ type options struct {
 	// listenStops has the server follow stop requests made to other replicas, as serve does.
 	listenStops bool
 	keys        bool // serve with keys only (not open while none exist)
+	// cluster, when set, is the test's own PostgreSQL (which it may stop) instead of a database
+	// of the shared server.
+	cluster *dbtest.Cluster
 }
 
 // setup starts a server on its own database and index, wired as `ragd serve` wires it.
 func setup(t *testing.T, o options) *testBundle {
 	t.Helper()
 	ctx := context.Background()
-	b := &testBundle{ctx: ctx, url: dbtest.NewDatabase(t)}
-	// As `ragd serve` runs on an external database: logged in as a login that is only a member of
-	// ragd_app, the database's owner having migrated.
-	st, err := store.Open(ctx, store.Config{URL: dbtest.AppURL(t, b.url), OwnerURL: b.url, EmbeddingDim: dbtest.Dim})
+	// As `ragd serve` runs: logged in as a login that is only a member of ragd_app, the database's
+	// owner having migrated.
+	scfg := store.Config{EmbeddingDim: dbtest.Dim}
+	b := &testBundle{ctx: ctx}
+	if o.cluster != nil {
+		b.url, scfg.URL, scfg.Migrate = o.cluster.URL(), o.cluster.AppURL(), true
+	} else {
+		b.url = dbtest.NewDatabase(t)
+		scfg.URL = dbtest.AppURL(t, b.url)
+	}
+	scfg.OwnerURL = b.url
+	st, err := store.Open(ctx, scfg)
 	require.NoError(t, err)
 	t.Cleanup(st.Close)
 	b.store = st

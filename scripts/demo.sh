@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ragd's main job in one command on a Debian machine: installs what is missing (PostgreSQL,
+# ragd's main job in one command on a Debian machine: installs what is missing (Go, PostgreSQL,
 # pgvector, ONNX Runtime: scripts/setup.sh), builds ragd, ingests the sample corpus in
 # testdata/corpus, starts the server and asks it a question, then a follow-up in the same
 # conversation. No database set-up: ragd runs a private PostgreSQL inside its data directory.
@@ -11,6 +11,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/setup.sh
+# setup.sh links go into /usr/local/bin; this covers a PATH without it.
+command -v go >/dev/null || PATH=/usr/local/go/bin:$PATH
 
 echo "==> building ragd"
 mkdir -p bin

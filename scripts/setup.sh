@@ -2,34 +2,60 @@
 # setup.sh installs the system dependencies ragd needs on a Debian-like
 # machine (written for Debian bookworm; trixie works too):
 #
-#   1. PostgreSQL server     postgresql, postgresql-contrib
-#   2. C toolchain for cgo   gcc, libc6-dev
-#   3. pgvector              the distro package when apt has one, otherwise
+#   1. Go                    the release go.mod needs, unless a Go as new is on
+#                            PATH: the module golang.org/toolchain from the Go
+#                            module proxy ($GOPROXY), checked against its pinned
+#                            go.sum hash, installed in /usr/local/go (with links
+#                            in /usr/local/bin)
+#   2. PostgreSQL server     postgresql, postgresql-contrib
+#   3. C toolchain for cgo   gcc, libc6-dev
+#   4. pgvector              the distro package when apt has one, otherwise
 #                            built from Debian trixie's source package
-#   4. ONNX Runtime          libonnxruntime.so.1 from the onnxruntime-node npm
-#                            tarball, installed into /usr/local/lib
+#   5. ONNX Runtime          libonnxruntime.so.1 from the onnxruntime-node npm
+#                            package (npm pack; npm from Debian when missing),
+#                            installed into /usr/local/lib
 #
 # It is idempotent: components that are already present are left alone, so a
 # second run takes seconds. It never starts a database server (ragd runs its
 # own clusters: `ragd db start`, or any ragd command).
 #
-# Usage: scripts/setup.sh [--check] [--browser]
+# Usage: scripts/setup.sh [--check] [--browser] [--only COMPONENTS]
 #
 #   --check     only report what is missing; exit 1 if anything is.
 #   --browser   also Chromium (Debian's chromium), for the test that drives
 #               the chat page in a real browser; scripts/test.sh asks for it.
+#   --only      only these comma-separated components: go, postgresql (with
+#               pgvector), gcc, onnxruntime (the Dockerfile takes ONNX Runtime
+#               this way).
 #
 # Environment:
 #   RAGD_SETUP_FORCE   comma-separated components to reinstall even when
 #                      present: pgvector, onnxruntime, or all.
 #   RAGD_ORT_VERSION   another onnxruntime-node release; only accepted
 #                      together with RAGD_ORT_SHA1 (its npm dist.shasum).
+#   RAGD_GO_H1         the go.sum hash of the Go toolchain module on a
+#                      platform setup.sh has no pin for (not linux-amd64).
+#   GOPROXY            where the Go toolchain comes from (default
+#                      https://proxy.golang.org), as for the go command.
 set -euo pipefail
+
+REPO=$(cd "$(dirname "$0")/.." && pwd)
 
 # The ONNX Runtime release ragd is built and tested against, and the sha1 of
 # its npm tarball (npm view onnxruntime-node@1.30.0 dist.shasum).
 ORT_VERSION=1.30.0
 ORT_SHA1=8d4c4a75f31088ec846f08cccb62f3272a7bf44a
+
+# The Go release installed when no Go as new as go.mod's is present, and the
+# go.sum hash of its module golang.org/toolchain@v0.0.1-go$GO_VERSION.linux-$arch
+# per architecture: the "h1:" SHA-256 over the zip's files, as sum.golang.org
+# serves it. The amd64 hash was computed from the zip the proxy serves; all of
+# its 11,518 files are byte-identical to the go1.26.8 linux/amd64 release
+# installed on the project's machines, save the go.mod files the module renames
+# to _go.mod and go.env's GOTOOLCHAIN default.
+GO_VERSION=1.26.8
+declare -A GO_H1=([amd64]=h1:ZOmGe1OnfREDMIdb1Qi4G9JSuDPBLGExZMQ4nis1RXM=)
+GO_ROOT=/usr/local/go
 
 # PostgreSQL major version assumed when none is installed and apt cannot tell
 # which one the "postgresql" package would bring (bookworm ships 15).
@@ -40,7 +66,7 @@ PGVECTOR_SRC_SUITE=trixie
 
 ORT_LIBDIR=/usr/local/lib
 HOME=${HOME:-$(getent passwd "$(id -u)" | cut -d: -f6)}
-ORT_CACHE_DIR=${XDG_CACHE_HOME:-$HOME/.cache}/ragd
+CACHE_DIR=${XDG_CACHE_HOME:-$HOME/.cache}/ragd
 
 log() { printf '==> %s\n' "$*"; }
 note() { printf '    %s\n' "$*"; }
@@ -56,10 +82,19 @@ usage() {
 
 CHECK=0
 BROWSER=0
-for arg in "$@"; do
+ONLY=
+while (($#)); do
+	arg=$1
+	shift
 	case $arg in
 	--check) CHECK=1 ;;
 	--browser) BROWSER=1 ;;
+	--only)
+		(($#)) || die "--only needs a list of components"
+		ONLY=$1
+		shift
+		;;
+	--only=*) ONLY=${arg#--only=} ;;
 	-h | --help)
 		usage
 		exit 0
@@ -67,6 +102,13 @@ for arg in "$@"; do
 	*) die "unknown argument: $arg (see --help)" ;;
 	esac
 done
+for c in ${ONLY//,/ }; do
+	[[ $c == @(go|postgresql|gcc|onnxruntime) ]] ||
+		die "--only: unknown component $c (go, postgresql, gcc, onnxruntime)"
+done
+
+# wanted reports whether component $1 is to be installed (see --only).
+wanted() { [[ -z $ONLY || ,$ONLY, == *,"$1",* ]]; }
 
 if [[ -n ${RAGD_ORT_VERSION:-} && $RAGD_ORT_VERSION != "$ORT_VERSION" ]]; then
 	[[ -n ${RAGD_ORT_SHA1:-} ]] ||
@@ -77,7 +119,7 @@ if [[ -n ${RAGD_ORT_VERSION:-} && $RAGD_ORT_VERSION != "$ORT_VERSION" ]]; then
 fi
 ORT_TARGET=$ORT_LIBDIR/libonnxruntime.so.$ORT_VERSION
 ORT_LINK=$ORT_LIBDIR/libonnxruntime.so.1
-ORT_TGZ=$ORT_CACHE_DIR/onnxruntime-node-$ORT_VERSION.tgz
+ORT_TGZ=$CACHE_DIR/onnxruntime-node-$ORT_VERSION.tgz
 
 forced() {
 	[[ ,${RAGD_SETUP_FORCE:-}, == *,"$1",* || ,${RAGD_SETUP_FORCE:-}, == *,all,* ]]
@@ -183,6 +225,41 @@ apt_pg_major() {
 	printf '%s\n' "${v:-$PG_MAJOR_DEFAULT}"
 }
 
+# go_min prints the Go release go.mod asks for.
+go_min() {
+	sed -n 's/^go \([0-9][0-9.]*\).*/\1/p' "$REPO/go.mod"
+}
+
+# version_ge reports whether version $1 >= $2 (dotted numbers).
+version_ge() {
+	[[ $(printf '%s\n%s\n' "$2" "$1" | sort -V | head -n1) == "$2" ]]
+}
+
+# go_at prints the release of the go program $1 if it is at least go.mod's.
+go_at() {
+	local v
+	# From /, with GOTOOLCHAIN=local, so that the program reports itself
+	# rather than switching to the toolchain go.mod names.
+	v=$(cd / && GOTOOLCHAIN=local "$1" version 2>/dev/null) || return 1
+	v=${v#go version go}
+	v=${v%% *}
+	version_ge "$v" "$(go_min)" && printf '%s\n' "$v"
+}
+
+# find_go prints "release path" of a Go as new as go.mod's: on PATH, else in
+# $GO_ROOT.
+find_go() {
+	local g v
+	for g in "$(command -v go 2>/dev/null)" "$GO_ROOT/bin/go"; do
+		[[ -n $g && -x $g ]] || continue
+		v=$(go_at "$g") && {
+			printf '%s %s\n' "$v" "$g"
+			return 0
+		}
+	done
+	return 1
+}
+
 have_cc() {
 	command -v gcc >/dev/null 2>&1 &&
 		printf 'int main(void) { return 0; }\n' | gcc -x c -o /dev/null - >/dev/null 2>&1
@@ -210,7 +287,11 @@ ort_present() {
 if ((CHECK)); then
 	missing=0
 	report() { printf '    %-18s %s\n' "$1" "$2"; }
-	if bindir=$(pg_bindir); then
+	if ! wanted go; then :; elif g=$(find_go); then report go "ok (${g% *}, ${g#* })"; else
+		report go "MISSING (go.mod needs $(go_min))"
+		missing=1
+	fi
+	if ! wanted postgresql; then :; elif bindir=$(pg_bindir); then
 		major=$(pg_major "$bindir")
 		report postgresql "ok ($major, $bindir)"
 		if v=$(pgvector_version "$(pg_config_for "$bindir")"); then
@@ -224,11 +305,11 @@ if ((CHECK)); then
 		report pgvector "MISSING (needs postgresql)"
 		missing=1
 	fi
-	if have_cc; then report gcc ok; else
+	if ! wanted gcc; then :; elif have_cc; then report gcc ok; else
 		report gcc MISSING
 		missing=1
 	fi
-	if ort_present; then report onnxruntime "ok ($ORT_VERSION, $ORT_TARGET)"; else
+	if ! wanted onnxruntime; then :; elif ort_present; then report onnxruntime "ok ($ORT_VERSION, $ORT_TARGET)"; else
 		report onnxruntime "MISSING ($ORT_TARGET)"
 		missing=1
 	fi
@@ -269,8 +350,10 @@ stop_new_clusters() {
 # all_present reports whether every component is installed already.
 all_present() {
 	local b
-	b=$(pg_bindir) && pgvector_version "$(pg_config_for "$b")" >/dev/null &&
-		have_cc && ort_present && { ((!BROWSER)) || have_chromium; }
+	{ ! wanted go || find_go >/dev/null; } &&
+		{ ! wanted postgresql || { b=$(pg_bindir) && pgvector_version "$(pg_config_for "$b")" >/dev/null; }; } &&
+		{ ! wanted gcc || have_cc; } && { ! wanted onnxruntime || ort_present; } &&
+		{ ((!BROWSER)) || have_chromium; }
 }
 
 # Fail before downloading anything if we will need root and cannot get it.
@@ -281,30 +364,133 @@ fi
 
 SECONDS=0
 
-log "[1/4] PostgreSQL server"
-if bindir=$(pg_bindir); then
-	PG_MAJOR=$(pg_major "$bindir")
-	note "found PostgreSQL $PG_MAJOR in $bindir"
-	PRESENT+=("postgresql $PG_MAJOR")
-else
-	before=$(pg_lsclusters -h 2>/dev/null | awk '$4 ~ /^online/ {print $1 "/" $2}') || true
-	apt_install postgresql postgresql-contrib
-	stop_new_clusters "$before"
-	bindir=$(pg_bindir) || die "PostgreSQL was installed but its server binaries were not found"
-	PG_MAJOR=$(pg_major "$bindir")
-	note "installed PostgreSQL $PG_MAJOR in $bindir"
-	INSTALLED+=("postgresql $PG_MAJOR")
-fi
-PG_CONFIG=$(pg_config_for "$bindir")
+# go_proxy prints the first proxy URL of $GOPROXY (default proxy.golang.org).
+go_proxy() {
+	local e entries
+	IFS=',|' read -ra entries <<<"${GOPROXY:-https://proxy.golang.org,direct}"
+	for e in "${entries[@]}"; do
+		case $e in
+		http://* | https://*)
+			printf '%s\n' "${e%/}"
+			return 0
+			;;
+		off) break ;;
+		esac
+	done
+	die "GOPROXY=${GOPROXY:-} names no proxy to fetch the Go toolchain from; set it to one (the default is https://proxy.golang.org), or install Go $(go_min) yourself"
+}
 
-log "[2/4] C toolchain (cgo)"
-if have_cc; then
-	note "gcc works"
-	PRESENT+=(gcc)
-else
-	apt_install gcc libc6-dev
-	have_cc || die "gcc was installed but cannot compile a test program"
-	INSTALLED+=(gcc)
+# dirhash prints the go.sum hash ("h1:") of the files under directory $1, named
+# by their paths relative to it: the SHA-256 of the lines "<sha256>  <name>",
+# sorted by name (golang.org/x/mod/sumdb/dirhash.Hash1).
+dirhash() {
+	local hex
+	hex=$(cd "$1" && find . -type f -printf '%P\0' | LC_ALL=C sort -z |
+		xargs -0 sha256sum | sha256sum | cut -d' ' -f1)
+	printf 'h1:%s\n' "$(printf '%b' "$(sed 's/../\\x&/g' <<<"$hex")" | base64)"
+}
+
+install_go() {
+	local arch h1 version zip tmp root f want
+	case $(uname -m) in
+	x86_64 | amd64) arch=amd64 ;;
+	aarch64 | arm64) arch=arm64 ;;
+	*) die "no Go toolchain for $(uname -m) here; install Go $(go_min) yourself" ;;
+	esac
+	version_ge "$GO_VERSION" "$(go_min)" ||
+		die "go.mod needs Go $(go_min), newer than the Go $GO_VERSION setup.sh installs: update GO_VERSION and GO_H1 in scripts/setup.sh"
+	h1=${RAGD_GO_H1:-${GO_H1[$arch]:-}}
+	[[ -n $h1 ]] ||
+		die "no pinned hash for Go $GO_VERSION on linux-$arch: set RAGD_GO_H1 to the h1: hash of golang.org/toolchain@v0.0.1-go$GO_VERSION.linux-$arch (https://sum.golang.org/lookup/golang.org/toolchain@v0.0.1-go$GO_VERSION.linux-$arch), or install Go $(go_min) yourself"
+	if [[ -e $GO_ROOT ]]; then
+		die "$GO_ROOT holds a Go older than go.mod's $(go_min); remove it (setup.sh then installs Go $GO_VERSION there) or put a Go >= $(go_min) first on PATH"
+	fi
+	local need=()
+	command -v curl >/dev/null 2>&1 || need+=(curl)
+	[[ -f /etc/ssl/certs/ca-certificates.crt ]] || need+=(ca-certificates)
+	command -v unzip >/dev/null 2>&1 || need+=(unzip)
+	if ((${#need[@]})); then
+		apt_install "${need[@]}"
+	fi
+
+	version=v0.0.1-go$GO_VERSION.linux-$arch
+	zip=$CACHE_DIR/go$GO_VERSION.linux-$arch.zip
+	new_tmpdir go
+	tmp=$TMP
+	if [[ -f $zip ]]; then
+		note "using cached $zip"
+	else
+		note "downloading golang.org/toolchain@$version from $(go_proxy) (~70 MB)"
+		curl -fsSL --retry 3 -o "$tmp/go.zip" "$(go_proxy)/golang.org/toolchain/@v/$version.zip" ||
+			die "could not download the Go toolchain from $(go_proxy)"
+		mkdir -p "$CACHE_DIR"
+		mv -- "$tmp/go.zip" "$zip"
+	fi
+	unzip -q "$zip" -d "$tmp/x" || {
+		rm -f -- "$zip"
+		die "$zip is not a zip file; removed it, run again"
+	}
+	f=$(dirhash "$tmp/x")
+	if [[ $f != "$h1" ]]; then
+		rm -f -- "$zip"
+		die "the Go toolchain from $(go_proxy) has hash $f, want $h1; removed it, refusing to install it"
+	fi
+	root=$tmp/x/golang.org/toolchain@$version
+	# The module renames go.mod files to _go.mod; put them back, as the go
+	# command does when it runs a toolchain module.
+	while IFS= read -r -d '' f; do
+		cp -- "$f" "${f%/_go.mod}/go.mod"
+	done < <(find "$root" -name _go.mod -print0)
+	chmod -R a+rX "$root"
+	as_root mv -- "$root" "$GO_ROOT"
+	for f in go gofmt; do
+		[[ -e /usr/local/bin/$f ]] || as_root ln -s "$GO_ROOT/bin/$f" "/usr/local/bin/$f"
+	done
+}
+
+if wanted go; then
+	log "[1/5] Go (at ${SECONDS}s)"
+	if g=$(find_go); then
+		note "found Go ${g% *} at ${g#* }"
+		PRESENT+=("go ${g% *}")
+	else
+		install_go
+		g=$(find_go) || die "Go $GO_VERSION was installed in $GO_ROOT but does not run"
+		note "installed Go ${g% *} in $GO_ROOT"
+		[[ $(command -v go) == /usr/local/bin/go || $(command -v go) == "$GO_ROOT/bin/go" ]] ||
+			warn "another go comes first on PATH ($(command -v go)): put $GO_ROOT/bin first"
+		INSTALLED+=("go ${g% *}")
+	fi
+fi
+
+if wanted postgresql; then
+	log "[2/5] PostgreSQL server (at ${SECONDS}s)"
+	if bindir=$(pg_bindir); then
+		PG_MAJOR=$(pg_major "$bindir")
+		note "found PostgreSQL $PG_MAJOR in $bindir"
+		PRESENT+=("postgresql $PG_MAJOR")
+	else
+		before=$(pg_lsclusters -h 2>/dev/null | awk '$4 ~ /^online/ {print $1 "/" $2}') || true
+		apt_install postgresql postgresql-contrib
+		stop_new_clusters "$before"
+		bindir=$(pg_bindir) || die "PostgreSQL was installed but its server binaries were not found"
+		PG_MAJOR=$(pg_major "$bindir")
+		note "installed PostgreSQL $PG_MAJOR in $bindir"
+		INSTALLED+=("postgresql $PG_MAJOR")
+	fi
+	PG_CONFIG=$(pg_config_for "$bindir")
+fi
+
+if wanted gcc; then
+	log "[3/5] C toolchain (cgo) (at ${SECONDS}s)"
+	if have_cc; then
+		note "gcc works"
+		PRESENT+=(gcc)
+	else
+		apt_install gcc libc6-dev
+		have_cc || die "gcc was installed but cannot compile a test program"
+		INSTALLED+=(gcc)
+	fi
 fi
 
 # build_pgvector builds pgvector from the Debian $PGVECTOR_SRC_SUITE source
@@ -348,27 +534,29 @@ build_pgvector() {
 	as_root make -s -C "$src" install PG_CONFIG="$PG_CONFIG" OPTFLAGS= >/dev/null
 }
 
-log "[3/4] pgvector"
-if ! forced pgvector && v=$(pgvector_version "$PG_CONFIG"); then
-	note "found pgvector $v in $("$PG_CONFIG" --sharedir)/extension"
-	PRESENT+=("pgvector $v")
-else
-	apt_update_once
-	pkg=postgresql-$PG_MAJOR-pgvector
-	candidate=$(apt-cache policy "$pkg" 2>/dev/null | sed -n 's/^ *Candidate: //p')
-	if [[ -n $candidate && $candidate != "(none)" ]]; then
-		if forced pgvector; then
-			apt_install --reinstall "$pkg"
-		else
-			apt_install "$pkg"
-		fi
+if wanted postgresql; then
+	log "[4/5] pgvector (at ${SECONDS}s)"
+	if ! forced pgvector && v=$(pgvector_version "$PG_CONFIG"); then
+		note "found pgvector $v in $("$PG_CONFIG" --sharedir)/extension"
+		PRESENT+=("pgvector $v")
 	else
-		note "$pkg is not packaged here; building it from source"
-		build_pgvector
+		apt_update_once
+		pkg=postgresql-$PG_MAJOR-pgvector
+		candidate=$(apt-cache policy "$pkg" 2>/dev/null | sed -n 's/^ *Candidate: //p')
+		if [[ -n $candidate && $candidate != "(none)" ]]; then
+			if forced pgvector; then
+				apt_install --reinstall "$pkg"
+			else
+				apt_install "$pkg"
+			fi
+		else
+			note "$pkg is not packaged here; building it from source"
+			build_pgvector
+		fi
+		v=$(pgvector_version "$PG_CONFIG") || die "pgvector was installed but vector.control/vector.so are not where $PG_CONFIG says"
+		note "installed pgvector $v"
+		INSTALLED+=("pgvector $v")
 	fi
-	v=$(pgvector_version "$PG_CONFIG") || die "pgvector was installed but vector.control/vector.so are not where $PG_CONFIG says"
-	note "installed pgvector $v"
-	INSTALLED+=("pgvector $v")
 fi
 
 # fetch_ort makes sure $ORT_TGZ holds the verified onnxruntime-node tarball.
@@ -385,20 +573,16 @@ fetch_ort() {
 	fi
 	new_tmpdir ort-download
 	tmp=$TMP
-	note "downloading onnxruntime-node@$ORT_VERSION (~110 MB)"
-	if command -v npm >/dev/null 2>&1; then
-		# A private npm cache keeps the tarball from being stored twice.
-		(cd "$tmp" && npm pack --silent --cache "$tmp/npm-cache" \
-			"onnxruntime-node@$ORT_VERSION" >/dev/null)
-	else
-		command -v curl >/dev/null 2>&1 || apt_install curl ca-certificates
-		curl -fsSL --retry 3 -o "$tmp/onnxruntime-node-$ORT_VERSION.tgz" \
-			"https://registry.npmjs.org/onnxruntime-node/-/onnxruntime-node-$ORT_VERSION.tgz"
-	fi
+	# npm fetches it from the registry it is configured with.
+	command -v npm >/dev/null 2>&1 || apt_install npm
+	note "downloading onnxruntime-node@$ORT_VERSION with npm (~110 MB)"
+	# A private npm cache keeps the tarball from being stored twice.
+	(cd "$tmp" && npm pack --silent --cache "$tmp/npm-cache" \
+		"onnxruntime-node@$ORT_VERSION" >/dev/null)
 	got=$(sha1sum "$tmp/onnxruntime-node-$ORT_VERSION.tgz" | cut -d' ' -f1)
 	[[ $got == "$ORT_SHA1" ]] ||
 		die "onnxruntime-node-$ORT_VERSION.tgz has sha1 $got, want $ORT_SHA1; refusing to install it"
-	mkdir -p "$ORT_CACHE_DIR"
+	mkdir -p "$CACHE_DIR"
 	mv -- "$tmp/onnxruntime-node-$ORT_VERSION.tgz" "$ORT_TGZ"
 }
 
@@ -419,20 +603,22 @@ install_ort() {
 	as_root ldconfig
 }
 
-log "[4/4] ONNX Runtime $ORT_VERSION"
-if ! forced onnxruntime && ort_present; then
-	note "found $ORT_TARGET"
-	PRESENT+=("onnxruntime $ORT_VERSION")
-else
-	install_ort
-	note "installed $ORT_TARGET and $ORT_LINK"
-	INSTALLED+=("onnxruntime $ORT_VERSION")
+if wanted onnxruntime; then
+	log "[5/5] ONNX Runtime $ORT_VERSION (at ${SECONDS}s)"
+	if ! forced onnxruntime && ort_present; then
+		note "found $ORT_TARGET"
+		PRESENT+=("onnxruntime $ORT_VERSION")
+	else
+		install_ort
+		note "installed $ORT_TARGET and $ORT_LINK"
+		INSTALLED+=("onnxruntime $ORT_VERSION")
+	fi
 fi
 
 # Chromium, only with --browser: the page test drives the chat page in it and
 # fails without it, as a database test fails without PostgreSQL.
 if ((BROWSER)); then
-	log "[browser] Chromium"
+	log "[browser] Chromium (at ${SECONDS}s)"
 	if have_chromium; then
 		note "found $(command -v chromium)"
 		PRESENT+=(chromium)

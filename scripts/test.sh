@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs ragd's whole test suite on a Debian machine from scratch: installs what is missing
-# (Go, PostgreSQL, pgvector, ONNX Runtime: scripts/setup.sh), starts a throwaway PostgreSQL with
+# (Go, PostgreSQL, pgvector, ONNX Runtime, Chromium: scripts/setup.sh), starts a throwaway PostgreSQL with
 # pgvector through ragd's own private-cluster code (`ragd db start`) unless
 # RAGD_TEST_DATABASE_URL points at one, then runs go vet and go test.
 # Arguments are passed to go test (for example -run TestAsk or -race).
@@ -9,6 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/setup.sh --browser
+# setup.sh links go into /usr/local/bin; this covers a PATH without it.
+command -v go >/dev/null || PATH=/usr/local/go/bin:$PATH
 # The page test saves its screenshots here.
 export RAGD_TEST_ARTIFACTS=${RAGD_TEST_ARTIFACTS:-$PWD/test-artifacts}
 

@@ -2,13 +2,14 @@
 # fresh-machine.sh checks the README's promise on a machine that has nothing: it builds a
 # minimal Debian bookworm root with debootstrap, puts a clean clone of this repository in it
 # (HEAD: uncommitted changes are not included) with ../shared (models and data) beside it,
-# read-only, and runs the README's two commands there: scripts/demo.sh, then scripts/test.sh.
-# Any error fails it. It needs root (debootstrap, chroot, mounts) on a Linux machine.
+# read-only, and runs the README's two commands there, as its "Two commands" block spells
+# them (scripts/demo.sh, then scripts/test.sh). Any error fails it. It needs root
+# (debootstrap, chroot, mounts) on a Linux machine.
 #
 # Usage: scripts/fresh-machine.sh [--cold] [--keep]
 #
-#   --cold   download everything again: no cache of packages, Go modules, the Go
-#            toolchain or ONNX Runtime (the root tarball is still reused)
+#   --cold   download and build everything again: no cache of packages, Go modules, the
+#            Go toolchain, ONNX Runtime or Go builds (the root tarball is still reused)
 #   --keep   keep the root afterwards (its path is printed)
 #
 # The root runs in its own mount and PID namespaces (unshare): /proc, /sys, /dev and the
@@ -19,12 +20,19 @@
 #
 # Caches, under RAGD_FRESH_CACHE (default /var/cache/ragd/fresh-machine):
 #   root-<key>.tar.gz  the debootstrapped root, keyed by a hash of its inputs (suite,
-#                      variant, mirror, package list, and the code of this script that
-#                      builds it): a change of any of them builds a new one, and older ones
-#                      are removed
+#                      variant, mirror, package list, the debootstrap version, the suite's
+#                      InRelease file as the mirror serves it at the start of the run, and
+#                      the code of this script that builds it): a change of any of them
+#                      builds a new one, and older ones are removed
 #   downloads/         what the run downloads (apt's .deb files, Go modules, the Go
 #                      toolchain and ONNX Runtime archives), each verified by its installer
 #                      on every use (apt's signed indexes, go.sum, setup.sh's pinned hashes)
+#   gobuild/           Go's build cache (content-addressed: a hit is the same compiler output
+#                      for the same inputs; test results are not reused, test.sh runs -count=1)
+# Runs on one machine share these caches and may run at once: apt locks its archive
+# directory, so each root gets its own, with the cached packages linked in, and the packages a
+# run downloads are linked back into the cache when it ends. Only building the tarball takes
+# a lock.
 set -euo pipefail
 
 # One block, read whole before it runs: a change to this file during a run (a checkout, say)
@@ -61,7 +69,7 @@ set -euo pipefail
 	REPO=$(cd "$(dirname "$0")/.." && pwd)
 	SHARED=$(cd "$REPO/../shared" 2>/dev/null && pwd -P) ||
 		die "$REPO/../shared (the models and data the tests need) is missing"
-	for tool in unshare chroot git; do
+	for tool in unshare chroot git curl flock; do
 		command -v "$tool" >/dev/null || die "$tool not found"
 	done
 	if ! command -v debootstrap >/dev/null; then
@@ -71,7 +79,7 @@ set -euo pipefail
 	fi
 
 	SECONDS=0
-	mkdir -p "$CACHE/downloads"/{apt,gomod,ragd}
+	mkdir -p "$CACHE/downloads"/{apt,gomod,ragd} "$CACHE/gobuild"
 	commit=$(git -C "$REPO" rev-parse --short HEAD)
 	if [[ -n $(git -C "$REPO" status --porcelain --untracked-files=no) ]]; then
 		log "note: uncommitted changes in $REPO are not tested; the root gets commit $commit"
@@ -110,15 +118,24 @@ EOF
 		rm -rf "$tmp"
 	}
 
-	# The key covers every input of the tarball: the settings and build_root's own code.
+	# The key covers every input of the tarball: the settings, build_root's own code, the
+	# debootstrap that runs it, and the suite's signed index as the mirror serves it now (it
+	# changes with each point release, so a root is never older than the suite it claims).
+	release=$(curl -fsSL --retry 3 "$MIRROR/dists/$SUITE/InRelease") ||
+		die "could not fetch $MIRROR/dists/$SUITE/InRelease (the root's packages come from there)"
 	key=$({
 		printf '%s\n' "$SUITE" "$VARIANT" "$MIRROR" "${INCLUDE[*]}"
+		dpkg-query -W -f '${Version}\n' debootstrap
+		sha256sum <<<"$release"
 		declare -f build_root
 	} | sha256sum | cut -c1-16)
 	tarball=$CACHE/root-$SUITE-$key.tar.gz
 
 	exec 9>"$CACHE/.lock"
-	flock 9
+	if ! flock -n 9; then
+		log "waiting for another fresh-machine run to finish building the root"
+		flock 9
+	fi
 	if [[ -f $tarball ]]; then
 		log "using the cached root $tarball"
 	else
@@ -129,6 +146,7 @@ EOF
 		done
 	fi
 	flock -u 9
+	exec 9>&-
 	root_time=$SECONDS
 
 	# ---------------------------------------------------------------------------
@@ -152,20 +170,39 @@ EOF
 	tar --numeric-owner -C "$ROOT" -xzf "$tarball"
 	mkdir -p "$ROOT/work/shared"
 	git clone -q "$REPO" "$ROOT/work/ragd"
+	archives=$ROOT/var/cache/apt/archives
+	# link_debs DIR TO links DIR's .deb files into TO, keeping those TO has (a copy across
+	# file systems).
+	link_debs() {
+		local f
+		for f in "$1"/*.deb; do
+			[[ -f $f && ! -e $2/${f##*/} ]] || continue
+			ln -- "$f" "$2/" 2>/dev/null || cp -- "$f" "$2/"
+		done
+	}
+	((COLD)) || link_debs "$CACHE/downloads/apt" "$archives"
 	log "root ready in ${SECONDS}s (commit $commit in /work/ragd, $SHARED read-only in /work/shared)"
 
-	# What runs inside: the README's two commands, as a new user would type them.
-	cat >"$work/inside.sh" <<'EOF'
-set -euo pipefail
-cd /work/ragd
-SECONDS=0
-echo "==> fresh-machine: scripts/demo.sh"
-scripts/demo.sh
-demo=$SECONDS
-echo "==> fresh-machine: scripts/test.sh"
-scripts/test.sh
-echo "==> fresh-machine: demo.sh took ${demo}s, test.sh $((SECONDS - demo))s"
-EOF
+	# What runs inside: the README's two commands, taken from its "Two commands" block (the
+	# first sh block after that heading), comments dropped, so the two cannot drift apart.
+	mapfile -t commands < <(awk '
+		/^## Two commands/ { section = 1; next }
+		section && /^```sh/ { block = 1; next }
+		block && /^```/ { exit }
+		block { sub(/[ \t]*#.*/, ""); if ($0 != "") print }
+	' "$ROOT/work/ragd/README.md")
+	((${#commands[@]} == 2)) ||
+		die "README.md's \"Two commands\" block has ${#commands[@]} commands, not 2: ${commands[*]}"
+	{
+		echo 'set -euo pipefail'
+		echo 'cd /work/ragd'
+		echo 'SECONDS=0'
+		for c in "${commands[@]}"; do
+			printf 'echo "==> fresh-machine: %s (at ${SECONDS}s)"\n' "$c"
+			printf '%s\n' "$c"
+		done
+		echo 'echo "==> fresh-machine: the two commands took ${SECONDS}s"'
+	} >"$work/inside.sh"
 
 	# Run in new mount and PID namespaces: when the shell below (PID 1 there) exits, the kernel
 	# kills whatever is left (a server, say) and drops every mount.
@@ -186,9 +223,10 @@ if [[ -d /usr/local/share/ca-certificates ]]; then
 fi
 if ((COLD == 0)); then
 	mkdir -p "$ROOT/root/go/pkg/mod" "$ROOT/root/.cache/ragd"
-	mount --bind "$CACHE/downloads/apt" "$ROOT/var/cache/apt/archives"
 	mount --bind "$CACHE/downloads/gomod" "$ROOT/root/go/pkg/mod"
 	mount --bind "$CACHE/downloads/ragd" "$ROOT/root/.cache/ragd"
+	mkdir -p "$ROOT/root/.cache/go-build"
+	mount --bind "$CACHE/gobuild" "$ROOT/root/.cache/go-build"
 fi
 env=(HOME=/root TERM=dumb LANG=C.UTF-8 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 	RAGD_DEMO_PORT=$((20000 + RANDOM % 20000)))
@@ -205,6 +243,7 @@ EOF
 	unshare --mount --pid --fork --propagation private bash -c "$mounts" 2>&1 | tee "$work/run.log"
 	rc=${PIPESTATUS[0]}
 	set -e
+	((COLD)) || link_debs "$archives" "$CACHE/downloads/apt"
 	cp "$work/run.log" "$CACHE/last-run.log"
 	if ((rc != 0)); then
 		die "the README's commands failed in a fresh $SUITE root (exit $rc; log in $CACHE/last-run.log)"

@@ -22,6 +22,9 @@ type WOZDialogue struct {
 type WOZMessage struct {
 	Role string // "user" or "assistant" (MultiWOZ's system)
 	Text string
+	// Acts are the message's annotated dialogue acts: "Domain-Act" (Hotel-Inform,
+	// Restaurant-Request, general-thank) -> its [slot, value] pairs.
+	Acts map[string][][]string
 }
 
 // WOZGoal is what the user wanted of one domain.
@@ -79,6 +82,7 @@ func LoadMultiWOZ(path string) ([]WOZDialogue, error) {
 		Log []struct {
 			Text     string                     `json:"text"`
 			Metadata map[string]json.RawMessage `json:"metadata"`
+			Acts     map[string][][]string      `json:"dialog_act"`
 		} `json:"log"`
 	}
 	if err := json.Unmarshal(raw, &file); err != nil {
@@ -96,7 +100,7 @@ func LoadMultiWOZ(path string) ([]WOZDialogue, error) {
 			if i%2 == 1 {
 				role = "assistant"
 			}
-			d.Messages = append(d.Messages, WOZMessage{Role: role, Text: strings.Join(strings.Fields(turn.Text), " ")})
+			d.Messages = append(d.Messages, WOZMessage{Role: role, Text: strings.Join(strings.Fields(turn.Text), " "), Acts: turn.Acts})
 			if role != "assistant" {
 				continue
 			}

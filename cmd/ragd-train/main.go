@@ -1,6 +1,7 @@
 // Command ragd-train retrains the embedded turn-intent and interaction-mode models from the
 // labelled data and prints how well they do:
 //
+//	go run ./cmd/ragd-train -task intent-data -data ../shared/data/labels -out intent/data/intent_extra.jsonl
 //	go run ./cmd/ragd-train -task intent -data ../shared/data/labels -out intent/model.json
 //	go run ./cmd/ragd-train -task mode -data ../shared/data/labels -out mode/model.json
 //
@@ -17,6 +18,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/ragd/ragd/classify"
 	"github.com/ragd/ragd/intent"
@@ -25,7 +27,7 @@ import (
 )
 
 func main() {
-	task := flag.String("task", "", "what to train: intent or mode")
+	task := flag.String("task", "", "what to train: intent, mode or invariant; or intent-data, to generate intent rows from the conversations beside -data into -out")
 	data := flag.String("data", "../shared/data/labels", "directory of the labelled JSON Lines files")
 	out := flag.String("out", "", "where to write the model (JSON); empty to only report")
 	folds := flag.Int("folds", 5, "cross-validation folds")
@@ -39,8 +41,14 @@ func main() {
 		err = trainMode(os.Stdout, *data, *out, *folds)
 	case "invariant":
 		err = trainInvariant(os.Stdout, *data, *out, *folds)
+	case "intent-data":
+		if *out == "" {
+			err = fmt.Errorf("-task intent-data needs -out, the JSON Lines file to write")
+			break
+		}
+		err = generateIntentRows(os.Stdout, filepath.Dir(filepath.Clean(*data)), *out, defaultIntentSources)
 	default:
-		err = fmt.Errorf("-task must be intent, mode or invariant, not %q", *task)
+		err = fmt.Errorf("-task must be intent, mode, invariant or intent-data, not %q", *task)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ragd-train:", err)
@@ -48,25 +56,61 @@ func main() {
 	}
 }
 
+// trainIntent reports grouped cross-validation of the intent classifier before and after the
+// generated rows join the training data, raw and through the new-topic guard, then trains on
+// intent_train.jsonl and the generated rows and writes the model.
 func trainIntent(w io.Writer, data, out string, folds int) error {
 	rows, err := intent.LoadExamples(filepath.Join(data, "intent_train.jsonl"))
 	if err != nil {
 		return err
 	}
+	extra, err := intent.LoadExamples(filepath.Join(packageDir(filepath.Dir(out), out, "intent"), intent.ExtraFile))
+	if err != nil {
+		return err
+	}
 	opts := intent.TrainOptions()
-	preds, err := intent.CrossValidate(rows, folds, opts)
-	if err != nil {
+	all := append(slices.Clip(rows), extra...)
+	var names []string
+	var scores []intent.Score
+	for _, withExtra := range []bool{false, true} {
+		preds, err := intent.GroupedCV(rows, extra, withExtra, folds, opts)
+		if err != nil {
+			return err
+		}
+		raw := make([]intent.Label, len(preds))
+		for i, p := range preds {
+			raw[i] = intent.Label(p.Label)
+		}
+		guarded := intent.Guarded(all, preds)
+		trained := "trained on intent_train.jsonl"
+		if withExtra {
+			trained += " + generated"
+		}
+		if !withExtra {
+			report, err := intent.EvaluatePredictions(preds[:len(rows)], rows)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(w, "intent: grouped %d-fold cross-validation on intent_train.jsonl (%d rows), %s, raw\n\n", folds, len(rows), trained)
+			if err := report.WriteText(w); err != nil {
+				return err
+			}
+			fmt.Fprintln(w)
+		}
+		for _, v := range []struct {
+			name   string
+			labels []intent.Label
+		}{{"raw", raw}, {"guarded", guarded}} {
+			names = append(names, trained+", "+v.name+", on intent_train.jsonl", trained+", "+v.name+", on generated")
+			scores = append(scores, intent.ScoreLabels(rows, v.labels[:len(rows)]), intent.ScoreLabels(extra, v.labels[len(rows):]))
+		}
+	}
+	fmt.Fprintf(w, "intent: the same grouped %d folds over intent_train.jsonl (%d rows) and %s (%d rows); 95%% intervals resample conversations\n\n",
+		folds, len(rows), intent.ExtraFile, len(extra))
+	if err := intent.WriteScores(w, names, scores); err != nil {
 		return err
 	}
-	report, err := intent.EvaluatePredictions(preds, rows)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "intent: %d-fold cross-validation on intent_train.jsonl (%d rows, grouped by conversation)\n\n", folds, len(rows))
-	if err := report.WriteText(w); err != nil {
-		return err
-	}
-	m, err := intent.Train(rows, opts)
+	m, err := intent.Train(all, opts)
 	if err != nil {
 		return err
 	}

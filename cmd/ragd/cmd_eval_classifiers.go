@@ -63,8 +63,13 @@ func evalClassifiers(w io.Writer, c evalClassifiersCmd, modeCfg mode.Config, int
 		if err := raw.WriteText(w); err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "\nwith the fallback (confidence < %.2f counts as drill-down):\n", intentThreshold)
+		fmt.Fprintf(w, "\nas ragd serve uses it: the new-topic guard, and confidence < %.2f counts as drill-down:\n", intentThreshold)
 		if err := fallback.WriteText(w); err != nil {
+			return err
+		}
+		rawNT, pipeNT := intent.EvaluateNewTopic(rows, intentThreshold)
+		fmt.Fprintln(w, "\nfalse new-topic rate (other turns called new-topic, each dropping every carried source; 95% intervals resample conversations):")
+		if err := intent.WriteScores(w, []string{"raw", "as served"}, []intent.Score{rawNT, pipeNT}); err != nil {
 			return err
 		}
 		fmt.Fprintln(w)

@@ -44,6 +44,9 @@ type Feedback struct {
 	Arm            string
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
+	// Previous is the rating this one replaced ("" for a message's first rating); SaveFeedback
+	// sets it, so the monitors count a changed mind once.
+	Previous string
 }
 
 // FeedbackFilter selects feedback for the audit export: by conversation and by the time it was

@@ -161,3 +161,26 @@ func TestGuardRollsBack(t *testing.T) {
 	require.False(t, g.Enabled())
 	require.Equal(t, map[string]int{TriggerErrorRate: 1, TriggerLatency: 1}, g.Rollbacks())
 }
+
+// A rating its user changes counts once in the guard, as it stands now: the treatment's 4 bad
+// of 10 turned into 7 of 10 (not 7 of 13) is more than twice the control's 3 of 10.
+func TestGuardRevisedRatings(t *testing.T) {
+	t.Parallel()
+	clk := &clock{now: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)}
+	cfg := DefaultGuardConfig()
+	cfg.Now, cfg.Logger, cfg.MinFeedback = clk.Now, slog.New(slog.DiscardHandler), 10
+	exp := DefaultConfig()
+	exp.ControlRatio = 0.5
+	g, err := NewGuard(exp, cfg)
+	require.NoError(t, err)
+	for i := range 10 {
+		clk.now = clk.now.Add(time.Minute)
+		g.Feedback(Control, i < 3)
+		g.Feedback(Treatment, i < 4)
+	}
+	g.Revise(Treatment, true)
+	g.Revise(Treatment, true)
+	require.True(t, g.Enabled(), "6 of 10 is not more than twice 0.3")
+	g.Revise(Treatment, true)
+	require.False(t, g.Enabled(), "7 of 10 is")
+}

@@ -136,6 +136,19 @@ func (g *Guard) Feedback(arm string, bad bool) {
 	g.observe(arm, func(w *armWindow, now time.Time) { w.rated.add(now, bad) })
 }
 
+// Revise records that a rating of a turn of arm was changed to bad or from it: the arm's latest
+// opposite rating becomes the new one, so a user who changes their mind is counted once.
+func (g *Guard) Revise(arm string, bad bool) {
+	g.observe(arm, func(w *armWindow, _ time.Time) {
+		for i := len(w.rated.v) - 1; i >= 0; i-- {
+			if w.rated.v[i] != bad {
+				w.rated.v[i] = bad
+				return
+			}
+		}
+	})
+}
+
 func (g *Guard) observe(arm string, add func(*armWindow, time.Time)) {
 	if arm == "" {
 		return

@@ -140,6 +140,30 @@ func (e *ErrorRate) ObserveAt(tenant string, m Mode, bad bool, at time.Time) (ch
 	return e.update(s, i, e.cfg.Now())
 }
 
+// Revise records that a rating of a turn of mode m was changed to bad (a thumbs-down) or from
+// it: the latest opposite rating in the windows becomes the new one, so a user who changes their
+// mind is counted once. It reports whether the mode's state changed.
+func (e *ErrorRate) Revise(tenant string, m Mode, bad bool) (changed bool) {
+	i := modeIndex(m)
+	if i < 0 {
+		return false
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s := e.state(tenant)
+	delta := -1
+	if bad {
+		delta = 1
+	}
+	if revise(&s.modes[i].events, bad) {
+		s.modes[i].bad += delta
+	}
+	if revise(&s.ref, bad) {
+		s.refBad += delta
+	}
+	return e.update(s, i, e.cfg.Now())
+}
+
 // ModeErrors is one mode's error rate as of now.
 type ModeErrors struct {
 	Tenant string

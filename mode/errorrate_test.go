@@ -100,3 +100,25 @@ func TestErrorRateNeedsEvidence(t *testing.T) {
 		require.Error(t, err)
 	}
 }
+
+// A rating its user changes counts once, as it stands now: four thumbs down send the mode to
+// GENERAL, and the same four turned up bring it back with no extra ratings counted.
+func TestErrorRateRevisedRatings(t *testing.T) {
+	t.Parallel()
+	c := newClock()
+	cfg := DefaultErrorRateConfig()
+	cfg.Now, cfg.Logger, cfg.MinFeedback, cfg.Baseline, cfg.BaselineSet = c.Now, slog.New(slog.DiscardHandler), 4, 0.1, true
+	e, err := NewErrorRate(cfg)
+	require.NoError(t, err)
+	for range 4 {
+		c.Advance(time.Minute)
+		e.Observe("acme", Task, true)
+	}
+	require.True(t, e.Failing("acme", Task))
+	for range 4 {
+		e.Revise("acme", Task, false)
+	}
+	require.False(t, e.Failing("acme", Task))
+	st := e.States()[modeIndex(Task)]
+	require.Equal(t, [2]any{4, 0.0}, [2]any{st.Feedback, st.Rate}, "four ratings, none of them bad")
+}

@@ -143,6 +143,18 @@ func (w *window[T]) expire(cutoff time.Time, drop func(T)) {
 	}
 }
 
+// revise turns the latest live observation that is not bad into bad (or the reverse), reporting
+// whether there was one: a rating its user changed counts once, as what it says now.
+func revise(w *window[bool], bad bool) bool {
+	for i := len(w.values) - 1; i >= w.head; i-- {
+		if w.values[i] != bad {
+			w.values[i] = bad
+			return true
+		}
+	}
+	return false
+}
+
 // alarm is an on/off state that logs its transitions.
 type alarm struct {
 	on     bool

@@ -75,12 +75,25 @@ func (s *Server) feedback(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	bad := f.Rating == ragd.RatingDown
-	if m := s.deps.Monitors.ErrorRate; m != nil {
-		m.Observe(ask.TenantOf(ctx), mode.Mode(f.Mode), bad)
-	}
-	if g := s.deps.Monitors.Experiment; g != nil {
-		g.Feedback(f.Arm, bad)
+	// The monitors count each answer's rating once, as it stands: a first rating is observed, a
+	// changed one revises what was observed, the same one sent again changes nothing.
+	bad, tenant := f.Rating == ragd.RatingDown, ask.TenantOf(ctx)
+	errs, guard := s.deps.Monitors.ErrorRate, s.deps.Monitors.Experiment
+	switch {
+	case f.Previous == "":
+		if errs != nil {
+			errs.Observe(tenant, mode.Mode(f.Mode), bad)
+		}
+		if guard != nil {
+			guard.Feedback(f.Arm, bad)
+		}
+	case f.Previous != f.Rating:
+		if errs != nil {
+			errs.Revise(tenant, mode.Mode(f.Mode), bad)
+		}
+		if guard != nil {
+			guard.Revise(f.Arm, bad)
+		}
 	}
 	status := http.StatusOK
 	if f.CreatedAt.Equal(f.UpdatedAt) {

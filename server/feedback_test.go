@@ -30,6 +30,20 @@ type feedbackResponse struct {
 	Arm  string `json:"arm"`
 }
 
+// ratedMessages returns the messages rated so far, oldest rating first.
+func (b *testBundle) ratedMessages(t *testing.T) []string {
+	t.Helper()
+	resp, body := b.do(t, "GET", "/v1/feedback", nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+	var ids []string
+	for _, f := range decode[struct {
+		Feedback []feedbackResponse `json:"feedback"`
+	}](t, body).Feedback {
+		ids = append(ids, f.MessageID)
+	}
+	return ids
+}
+
 func (b *testBundle) rate(t *testing.T, msg, rating string) feedbackResponse {
 	t.Helper()
 	resp, body := b.do(t, "POST", "/v1/messages/"+msg+"/feedback", map[string]any{"rating": rating})
@@ -125,6 +139,26 @@ func TestFeedbackDrivesErrorRateFallback(t *testing.T) {
 	require.Equal(t, "fallback", r.Mode.Source)
 	require.Contains(t, b.metric(t, `ragd_mode_fallbacks_total{reason="error-rate"}`), " 1")
 	require.Contains(t, b.metric(t, "ragd_mode_error_fallback"), fmt.Sprintf(`ragd_mode_error_fallback{mode=%q,tenant=%q} 1`, classified, ragd.DefaultTenant))
+
+	// Users who change their minds are counted once: turning two of the four up leaves 2 of 4
+	// bad, still above twice 0.1; turning all four up brings the mode back at once.
+	msgs := b.ratedMessages(t)
+	for _, m := range msgs[:2] {
+		b.rate(t, m, "up")
+	}
+	require.Contains(t, b.metric(t, "ragd_mode_error_rate"), fmt.Sprintf(`ragd_mode_error_rate{mode=%q,tenant=%q} 0.5`, classified, ragd.DefaultTenant))
+	b.rate(t, msgs[0], "up") // the same rating again changes nothing
+	require.Contains(t, b.metric(t, "ragd_mode_error_rate"), fmt.Sprintf(`ragd_mode_error_rate{mode=%q,tenant=%q} 0.5`, classified, ragd.DefaultTenant))
+	for _, m := range msgs[2:] {
+		b.rate(t, m, "up")
+	}
+	r = b.askWith(t, map[string]any{"message": question})
+	require.Equal(t, classified, r.Mode.Label, "no thumbs down left")
+	for _, m := range msgs {
+		b.rate(t, m, "down")
+	}
+	r = b.askWith(t, map[string]any{"message": question})
+	require.Equal(t, "GENERAL", r.Mode.Label, "down again")
 
 	clk.add(25 * time.Hour) // the window forgets them
 	r = b.askWith(t, map[string]any{"message": question})

@@ -54,13 +54,19 @@ func (s *Store) SaveFeedback(ctx context.Context, f ragd.NewFeedback) (*ragd.Fee
 		if err != nil {
 			return fmt.Errorf("store: encoding source flags: %w", err)
 		}
+		var previous string
+		err = tx.db.QueryRow(ctx, `SELECT rating FROM message_feedback WHERE message_id = $1 AND tenant_id = $2 FOR UPDATE`,
+			f.MessageID, tenantOf(ctx)).Scan(&previous)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("store: reading the rating of %s: %w", f.MessageID, err)
+		}
 		id, err := uuid.NewV7()
 		if err != nil {
 			return err
 		}
 		ts := now()
 		fb := ragd.Feedback{Tenant: tenantOf(ctx), MessageID: f.MessageID, ConversationID: conv, Turn: turn, Rating: f.Rating, Reason: f.Reason,
-			Sources: sources, Mode: mode, Arm: arm}
+			Sources: sources, Mode: mode, Arm: arm, Previous: previous}
 		err = tx.db.QueryRow(ctx, `
 			INSERT INTO message_feedback (id, message_id, conversation_id, rating, reason, sources, mode, arm, created_at, updated_at, tenant_id)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10)

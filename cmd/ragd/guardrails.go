@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"time"
 
@@ -165,15 +166,21 @@ func (a *app) monitors(ctx context.Context) (ask.Monitors, error) {
 	if m.ErrorRate, err = mode.NewErrorRate(ec); err != nil {
 		return m, err
 	}
-	n := 0
+	// The store lists feedback in the order it was first given; the windows expire in the order
+	// ratings were last given (a changed rating moves), so they are fed in that order.
+	var rated []ragd.Feedback
 	err = a.store.Feedback(all, ragd.FeedbackFilter{From: time.Now().Add(-ec.Reference)}, func(f ragd.Feedback) error {
-		m.ErrorRate.ObserveAt(f.Tenant.String(), mode.Mode(f.Mode), f.Rating == ragd.RatingDown, f.UpdatedAt)
-		n++
+		rated = append(rated, f)
 		return nil
 	})
 	if err != nil {
 		return m, err
 	}
+	slices.SortStableFunc(rated, func(x, y ragd.Feedback) int { return x.UpdatedAt.Compare(y.UpdatedAt) })
+	for _, f := range rated {
+		m.ErrorRate.ObserveAt(f.Tenant.String(), mode.Mode(f.Mode), f.Rating == ragd.RatingDown, f.UpdatedAt)
+	}
+	n := len(rated)
 	gc := a.cfg.guardConfig()
 	gc.Logger = a.logger
 	if m.Experiment, err = experiment.NewGuard(a.cfg.experimentConfig(), gc); err != nil {

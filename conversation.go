@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/ragd/ragd/focus"
 )
 
 // Conversation is a chat whose turns ragd has answered.
@@ -112,6 +114,8 @@ type ConversationState struct {
 	Markers []SentenceMarker
 	// Capsules summarize the conversation's finished goals, oldest first.
 	Capsules []Capsule
+	// Focus is what the conversation is about, as of its last turn.
+	Focus focus.Focus
 }
 
 // SentenceMarker is the marker a sentence of a document has in a conversation.
@@ -157,6 +161,8 @@ type TurnWrite struct {
 	Citations []CitationWrite
 	// Capsules are the capsules of the goals the turn finished.
 	Capsules []Capsule
+	// Focus is the conversation's focus after the turn; nil keeps the one it had.
+	Focus *focus.Focus
 }
 
 // CitationWrite is one marker of the turn's answer.

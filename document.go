@@ -155,3 +155,9 @@ type DocumentFilter struct {
 	Query string
 	Page
 }
+
+// Title is a title of documents in search, with the chunks of all the documents that have it.
+type Title struct {
+	Title  string
+	Chunks int
+}

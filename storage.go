@@ -43,6 +43,10 @@ type Store interface {
 	// VersionInfo returns the details of the given document versions; unknown ones are left out.
 	VersionInfo(ctx context.Context, refs []VersionRef) (map[VersionRef]VersionInfo, error)
 
+	// Titles returns the distinct titles of the documents in search with their chunks, for the
+	// names a conversation's focus can recognise (focus.Gazetteer).
+	Titles(ctx context.Context) ([]Title, error)
+
 	// Chunks returns the chunks with the given ids, active or not, in the order of ids; ids that
 	// do not exist are left out. Embeddings are not read.
 	Chunks(ctx context.Context, ids []int64) ([]Chunk, error)

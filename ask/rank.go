@@ -23,6 +23,7 @@ import (
 	"github.com/ragd/ragd/compact"
 	"github.com/ragd/ragd/dedupe"
 	"github.com/ragd/ragd/experiment"
+	"github.com/ragd/ragd/focus"
 	"github.com/ragd/ragd/fuse"
 	"github.com/ragd/ragd/ingest"
 	"github.com/ragd/ragd/mode"
@@ -114,6 +115,24 @@ type Config struct {
 	// SourceChunks how many chunks per carried document a same-sources search looks in.
 	PinChunks    int
 	SourceChunks int
+
+	// Focus holds the conversation focus's numbers: its decay per turn, the weight of a name by
+	// where it was said (user, recorded reply, source title).
+	Focus focus.Config
+	// Gazetteer holds the thresholds by which the focus recognises the corpus's titles in text.
+	Gazetteer focus.GazetteerConfig
+	// FocusWeight is the weight of the focus search, times how much the turn leans on the
+	// conversation: 1 when it points back ("are their rooms clean?"), FocusImplicit when it names
+	// nothing of its own, 0 when it names a title itself. The focus search is the question among
+	// the documents of what the conversation is about (its heaviest entity, and those within
+	// FocusRatio of its weight, at most FocusEntities). 0 turns the focus off: turns neither
+	// track it nor search with it.
+	FocusWeight   float64
+	FocusImplicit float64
+	FocusRatio    float64
+	FocusEntities int
+	// FocusSubjects is how many telling words of each user turn the focus keeps as subjects.
+	FocusSubjects int
 }
 
 // DefaultConfig returns the product spec's numbers. Every field of a Config means what it says,
@@ -152,6 +171,13 @@ func DefaultConfig() Config {
 		AnaphoraBoost:          2,
 		PinChunks:              20,
 		SourceChunks:           500,
+		Focus:                  focus.DefaultConfig(),
+		Gazetteer:              focus.DefaultGazetteerConfig(),
+		FocusWeight:            2,
+		FocusImplicit:          0.5,
+		FocusRatio:             0.8,
+		FocusEntities:          3,
+		FocusSubjects:          3,
 	}
 }
 
@@ -193,7 +219,7 @@ func (c Config) Validate() error {
 	for _, w := range []weight{{"BM25Weight", c.BM25Weight}, {"VectorWeight", c.VectorWeight},
 		{"CarryWeight", c.CarryWeight}, {"ReferWeight", c.ReferWeight}, {"CompareWeight", c.CompareWeight},
 		{"SameSourcesFreshWeight", c.SameSourcesFreshWeight}, {"ContextWeight", c.ContextWeight},
-		{"KGWeight", c.KGWeight}, {"AnaphoraBoost", c.AnaphoraBoost}} {
+		{"KGWeight", c.KGWeight}, {"AnaphoraBoost", c.AnaphoraBoost}, {"FocusWeight", c.FocusWeight}} {
 		if w.w < 0 || math.IsNaN(w.w) || math.IsInf(w.w, 0) {
 			bad(w.field, "must be a number >= 0 (0 turns it off), got %g", w.w)
 		}
@@ -205,7 +231,7 @@ func (c Config) Validate() error {
 		field string
 		v     int
 	}{{"ContextTitles", c.ContextTitles}, {"ContextTerms", c.ContextTerms}, {"KGNeighbours", c.KGNeighbours},
-		{"KGChunks", c.KGChunks}} {
+		{"KGChunks", c.KGChunks}, {"FocusEntities", c.FocusEntities}, {"FocusSubjects", c.FocusSubjects}} {
 		if n.v < 0 {
 			bad(n.field, "must not be negative, got %d", n.v)
 		}
@@ -215,6 +241,20 @@ func (c Config) Validate() error {
 	}
 	if c.SourceChunks < 1 {
 		bad("SourceChunks", "must be at least 1, got %d", c.SourceChunks)
+	}
+	if c.FocusImplicit < 0 || c.FocusImplicit > 1 {
+		bad("FocusImplicit", "must be in 0..1, got %g", c.FocusImplicit)
+	}
+	if c.FocusRatio <= 0 || c.FocusRatio > 1 {
+		bad("FocusRatio", "must be in (0, 1], got %g", c.FocusRatio)
+	}
+	for _, e := range joined(c.Focus.Validate()) {
+		var fe *focus.FieldError
+		if errors.As(e, &fe) {
+			bad("Focus."+fe.Field, "%s", fe.Reason)
+		} else {
+			errs = append(errs, e)
+		}
 	}
 	errs = append(errs, nested("Carry", c.Carry.Validate())...)
 	errs = append(errs, nested("Mode", c.Mode.Validate())...)
@@ -251,8 +291,14 @@ func joined(err error) []error {
 type TextIndex interface {
 	Search(ctx context.Context, text string, n int) ([]ragd.Hit, error)
 	SearchIn(ctx context.Context, text string, n int, chunks []int64) ([]ragd.Hit, error)
+	SearchTitle(ctx context.Context, text, title string, n int) ([]ragd.Hit, error)
 	Coverage(query string, texts []string) ([]float64, error)
 	Keywords(text, exclude string, n int) ([]string, error)
+	// Terms, DocFreq and Seq are what the focus's gazetteer reads: words as BM25 analyses them,
+	// their frequencies, and the sequence the index is caught up to (a new one means new titles).
+	Terms(text string) []string
+	DocFreq(field string, terms []string) (map[string]int, error)
+	Seq() int64
 }
 
 // Embedder embeds the query for vector search.
@@ -343,6 +389,7 @@ type Deps struct {
 type Pipeline struct {
 	cfg      Config
 	strategy compact.Strategy
+	gaz      *gazetteers
 	Deps
 }
 
@@ -370,7 +417,7 @@ func New(cfg Config, d Deps) (*Pipeline, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ask: %w", err)
 	}
-	return &Pipeline{cfg: cfg, strategy: strategy, Deps: d}, nil
+	return &Pipeline{cfg: cfg, strategy: strategy, gaz: &gazetteers{}, Deps: d}, nil
 }
 
 // search is one retrieval of a turn: BM25 or vector, over everything or within given chunks or
@@ -382,6 +429,7 @@ type search struct {
 	vector bool
 	chunks []int64     // BM25 among these chunks only; nil searches everything
 	docs   []uuid.UUID // vector among these documents only; nil searches everything
+	title  string      // BM25 among the chunks whose title has these words; "" searches everything
 }
 
 // rankOptions say which stages a ranking runs. extra lists (carried sources, graph neighbours)
@@ -439,6 +487,9 @@ func (p *Pipeline) rank(ctx context.Context, query string, o rankOptions) (*Rank
 	r.Queries = map[string]string{}
 	for _, s := range o.searches {
 		r.Queries[s.name] = s.text
+		if s.title != "" {
+			r.Queries[s.name] += " [title: " + s.title + "]"
+		}
 	}
 
 	t := time.Now()
@@ -516,6 +567,8 @@ func (p *Pipeline) retrieve(ctx context.Context, o rankOptions, ts *Timings) ([]
 				hits, err = p.Store.SearchVector(gctx, vectors[s.text], p.cfg.FreshK, s.docs)
 			case s.chunks != nil:
 				hits, err = p.Index.SearchIn(gctx, s.text, p.cfg.FreshK, s.chunks)
+			case s.title != "":
+				hits, err = p.Index.SearchTitle(gctx, s.text, s.title, p.cfg.FreshK)
 			default:
 				hits, err = p.Index.Search(gctx, s.text, p.cfg.FreshK)
 			}

@@ -208,6 +208,16 @@ func (p *Pipeline) Ask(ctx context.Context, req Request) (*Turn, error) {
 	if err := p.plan(ctx, req.Message, history, turn.Intent, picks, focusOf(st.Sources, turn.Intent), &o); err != nil {
 		return nil, err
 	}
+	var tfocus *turnFocus // nil: the focus is off (FocusWeight 0), neither tracked nor searched with
+	if p.cfg.FocusWeight > 0 {
+		t = time.Now()
+		tf := p.focusFor(ctx, req.Message, st, cv)
+		if turn.Intent.Label != NewTopic { // a new topic leans on nothing, as for the context search
+			o.searches = append(o.searches, p.focusSearches(req.Message, tf)...)
+		}
+		turn.Timings.add("focus", time.Since(t))
+		tfocus = &tf
+	}
 
 	ranking, err := p.rank(ctx, req.Message, o)
 	if err != nil {
@@ -266,6 +276,10 @@ func (p *Pipeline) Ask(ctx context.Context, req Request) (*Turn, error) {
 		turn.latency = time.Since(began)
 		telemetry(w, turn)
 		w.Idempotency = req.Idempotency
+		if tfocus != nil {
+			f := nextFocus(st.Focus, *tfocus, number, sources, p.cfg.Focus)
+			w.Focus = &f
+		}
 		w.UserMeta = map[string]any{"invariants": spans, "goal_start": start,
 			"goal": map[string]any{"new": turn.Goal.New, "confidence": turn.Goal.Confidence, "reason": turn.Goal.Reason}}
 		contextTime = time.Since(tc)
@@ -693,7 +707,7 @@ func origins(ranks map[string]int) []string {
 	has := map[string]bool{}
 	for name := range ranks {
 		switch {
-		case name == "carry" || strings.HasPrefix(name, "sources-") || strings.HasPrefix(name, "context-"):
+		case name == "carry" || strings.HasPrefix(name, "sources-") || strings.HasPrefix(name, "context-") || strings.HasPrefix(name, "focus"):
 			has["carry"] = true
 		case strings.HasSuffix(name, "bm25"):
 			has["bm25"] = true

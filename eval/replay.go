@@ -196,8 +196,10 @@ type GroupResult struct {
 	Group   string   `json:"group"`
 	Tasks   int      `json:"tasks"`
 	Results []Result `json:"results"` // one per strategy, in Strategies order
-	// CarryVsLast is carry's nDCG@5 minus the last turn's, turn by turn, with its interval.
-	CarryVsLast *Paired `json:"carry_vs_lastturn_ndcg5,omitempty"`
+	// CarryVsLast is carry's nDCG@5 minus the last turn's, turn by turn, with its interval, and
+	// Carry carry's nDCG@5 with its interval.
+	CarryVsLast *Paired   `json:"carry_vs_lastturn_ndcg5,omitempty"`
+	Carry       *Interval `json:"carry_ndcg5,omitempty"`
 }
 
 // DomainReport is a domain's groups.
@@ -212,7 +214,9 @@ type DomainReport struct {
 // ConversationReport is the result of ragd eval conversations.
 type ConversationReport struct {
 	Domains []DomainReport `json:"domains"`
-	Notes   []string       `json:"notes,omitempty"`
+	// Pooled is carry against the last turn over several domains together (MTRAG's).
+	Pooled *Pooled  `json:"pooled,omitempty"`
+	Notes  []string `json:"notes,omitempty"`
 }
 
 // ConversationKs are the cutoffs the conversation report uses for nDCG and recall.
@@ -273,12 +277,47 @@ func ScoreMTRAG(m *MTRAG, runs map[string]Run) DomainReport {
 				a[i] = NDCG(last.PerQuery[q.ID], m.Qrels[q.ID], 5)
 				b[i] = NDCG(carry.PerQuery[q.ID], m.Qrels[q.ID], 5)
 			}
-			d := Compare(a, b)
-			gr.CarryVsLast = &d
+			d, c := Compare(a, b), Mean(b)
+			gr.CarryVsLast, gr.Carry = &d, &c
 		}
 		rep.Groups = append(rep.Groups, gr)
 	}
 	return rep
+}
+
+// Pooled is carry's paired difference from the last turn over the judged later turns of several
+// domains together, whole and per slice: MTRAG's domains are small, and their pronoun turns few.
+type Pooled struct {
+	Domains []string           `json:"domains"`
+	Groups  map[string]*Paired `json:"carry_vs_lastturn_ndcg5"`
+	Order   []string           `json:"-"`
+}
+
+// Pool pools the later turns of rows from the given domains.
+func Pool(rows []TurnRow, domains []string) Pooled {
+	p := Pooled{Domains: domains, Groups: map[string]*Paired{}}
+	a, b := map[string][]float64{}, map[string][]float64{}
+	add := func(g string, r TurnRow) {
+		if _, ok := a[g]; !ok {
+			p.Order = append(p.Order, g)
+		}
+		a[g] = append(a[g], r.NDCG5["lastturn"])
+		b[g] = append(b[g], r.NDCG5[Carry])
+	}
+	for _, r := range rows {
+		if r.Turn == 1 || !slices.Contains(domains, r.Domain) {
+			continue
+		}
+		add("later turns", r)
+		for _, s := range r.Slices {
+			add("later: "+s, r)
+		}
+	}
+	for g := range a {
+		d := Compare(a[g], b[g])
+		p.Groups[g] = &d
+	}
+	return p
 }
 
 // WriteTable writes one block per domain: a row per group and strategy, and per group carry's
@@ -307,8 +346,17 @@ func (r ConversationReport) WriteTable(w io.Writer) error {
 				fmt.Fprintln(tw)
 			}
 			if p := g.CarryVsLast; p != nil {
-				fmt.Fprintf(tw, "%s\t%d\tcarry - last turn\t\t\t%+.4f\t[%+.4f, %+.4f] 95%% CI, p=%.4f\n", g.Group, g.Tasks, p.Mean, p.Lo, p.Hi, p.P)
+				fmt.Fprintf(tw, "%s\t%d\tcarry - last turn\t\t\t%+.4f\t[%+.4f, %+.4f] 95%% CI, p=%.4f; carry %.4f [%.4f, %.4f]\n",
+					g.Group, g.Tasks, p.Mean, p.Lo, p.Hi, p.P, g.Carry.Mean, g.Carry.Lo, g.Carry.Hi)
 			}
+		}
+		fmt.Fprintln(tw)
+	}
+	if p := r.Pooled; p != nil {
+		fmt.Fprintf(tw, "pooled: %s\n", strings.Join(p.Domains, " + "))
+		for _, g := range p.Order {
+			d := p.Groups[g]
+			fmt.Fprintf(tw, "%s\t%d\tcarry - last turn\t%+.4f\t[%+.4f, %+.4f] 95%% CI, p=%.4f\n", g, d.N, d.Mean, d.Lo, d.Hi, d.P)
 		}
 		fmt.Fprintln(tw)
 	}

@@ -80,6 +80,20 @@ func Compare(a, b []float64) Paired {
 	return out
 }
 
+// Interval is a mean with its 95% percentile bootstrap interval.
+type Interval struct {
+	N    int     `json:"n"`
+	Mean float64 `json:"mean"`
+	Lo   float64 `json:"ci95_lo"`
+	Hi   float64 `json:"ci95_hi"`
+}
+
+// Mean returns the mean of x with its 95% bootstrap interval (Resamples draws, fixed seed).
+func Mean(x []float64) Interval {
+	d := Compare(make([]float64, len(x)), x)
+	return Interval{N: d.N, Mean: d.Mean, Lo: d.Lo, Hi: d.Hi}
+}
+
 // quantile returns the q-quantile of sorted values, interpolating between neighbours.
 func quantile(sorted []float64, q float64) float64 {
 	pos := q * float64(len(sorted)-1)

@@ -34,6 +34,9 @@ import (
 // ErrLocked means another process (usually a running server) has the index open.
 var ErrLocked = errors.New("index is open in another process")
 
+// ErrClosed means the index has been closed.
+var ErrClosed = errors.New("index is closed")
+
 // schemaVersion changes whenever the mapping changes, so an index built with an older mapping is
 // rebuilt instead of silently scoring differently.
 const schemaVersion = "2"
@@ -51,6 +54,11 @@ type Index struct {
 
 	mu  sync.Mutex // serializes CatchUp so two catch-ups never apply the same changes twice
 	seq int64
+
+	// life guards closing against DocFreq's direct reads of bleve's segments, which a closed
+	// index answers with a crash rather than an error (a background reader may outlive it).
+	life   sync.RWMutex
+	closed bool
 }
 
 // newMapping indexes title, heading and text with bleve's English analyzer (possessives,
@@ -143,7 +151,12 @@ func (ix *Index) readSeq() (int64, error) {
 }
 
 // Close closes the index.
-func (ix *Index) Close() error { return ix.bleve.Close() }
+func (ix *Index) Close() error {
+	ix.life.Lock()
+	defer ix.life.Unlock()
+	ix.closed = true
+	return ix.bleve.Close()
+}
 
 // Seq returns the last chunk change sequence applied.
 func (ix *Index) Seq() int64 {
@@ -170,13 +183,7 @@ func (ix *Index) SearchIn(ctx context.Context, text string, n int, chunks []int6
 	if n < 1 {
 		return nil, ragd.Invalidf("n", "must be at least 1, got %d", n)
 	}
-	match := query.NewMatchQuery(text)
-	match.SetField("_all")
-	// Only the chunks of the request's tenant. The filter clauses add the same constant to every
-	// hit: the BM25 order is unchanged.
-	tenant := query.NewTermQuery(ragd.PrincipalOf(ctx).Tenant.String())
-	tenant.SetField("tenant")
-	q := bleve.NewConjunctionQuery(match, tenant)
+	q := tenantMatch(ctx, text)
 	if chunks != nil {
 		ids := make([]string, len(chunks))
 		for i, id := range chunks {
@@ -185,6 +192,62 @@ func (ix *Index) SearchIn(ctx context.Context, text string, n int, chunks []int6
 		q.AddQuery(bleve.NewDocIDQuery(ids))
 	}
 	return ix.top(ctx, q, n)
+}
+
+// SearchTitle is Search among the chunks whose title has every word of title ("Hobsons House"
+// matches HOBSONS HOUSE; word positions are not indexed, so it is not a phrase match): the
+// chunks of the documents a conversation is about, ranked by text. The title clause adds the same
+// score to every chunk of one title, so their order is the text's BM25 order.
+func (ix *Index) SearchTitle(ctx context.Context, text, title string, n int) ([]ragd.Hit, error) {
+	if n < 1 {
+		return nil, ragd.Invalidf("n", "must be at least 1, got %d", n)
+	}
+	in := query.NewMatchQuery(title)
+	in.SetField("title")
+	in.SetOperator(query.MatchQueryOperatorAnd)
+	q := tenantMatch(ctx, text)
+	q.AddQuery(in)
+	return ix.top(ctx, q, n)
+}
+
+// tenantMatch matches text among the chunks of the request's tenant only. The filter clause adds
+// the same constant to every hit: the BM25 order is unchanged.
+func tenantMatch(ctx context.Context, text string) *query.ConjunctionQuery {
+	match := query.NewMatchQuery(text)
+	match.SetField("_all")
+	tenant := query.NewTermQuery(ragd.PrincipalOf(ctx).Tenant.String())
+	tenant.SetField("tenant")
+	return bleve.NewConjunctionQuery(match, tenant)
+}
+
+// DocFreq returns how many chunks have each term (as Terms writes it) in field: "title",
+// "heading", "text", or "_all" for any of them. The counts are the whole index's, every tenant's,
+// as BM25's own term statistics are: they weigh words, they return no chunk.
+func (ix *Index) DocFreq(field string, terms []string) (map[string]int, error) {
+	ix.life.RLock()
+	defer ix.life.RUnlock()
+	if ix.closed {
+		return nil, fmt.Errorf("index: %w", ErrClosed)
+	}
+	adv, err := ix.bleve.Advanced()
+	if err != nil {
+		return nil, fmt.Errorf("index: %w", err)
+	}
+	r, err := adv.Reader()
+	if err != nil {
+		return nil, fmt.Errorf("index: %w", err)
+	}
+	defer r.Close()
+	out := make(map[string]int, len(terms))
+	for _, term := range terms {
+		tfr, err := r.TermFieldReader(context.Background(), []byte(term), field, false, false, false)
+		if err != nil {
+			return nil, fmt.Errorf("index: term %q: %w", term, err)
+		}
+		out[term] = int(tfr.Count())
+		tfr.Close()
+	}
+	return out, nil
 }
 
 // tieMargin is how many hits past n a search reads first, so that a tie at the n-th score is
@@ -464,6 +527,9 @@ func (ix *Index) Ping(context.Context) error {
 
 // english is the analyzer of every field, for reading text as BM25 does without opening an index.
 var english = sync.OnceValue(func() analysis.Analyzer { return newMapping().AnalyzerNamed(en.AnalyzerName) })
+
+// Terms is the package's Terms, for callers that hold an index.
+func (ix *Index) Terms(text string) []string { return Terms(text) }
 
 // Terms returns the terms BM25 sees in text, in order: lower-cased, possessives and stop words
 // removed, Porter-stemmed.

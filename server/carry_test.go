@@ -234,7 +234,7 @@ func TestZeroWeightTurnsListsOff(t *testing.T) {
 	require.Contains(t, on, "context-bm25")
 
 	off := followUp(setup(t, options{corpus: true, intent: drill, pipeline: func(c *ask.Config) {
-		c.CarryWeight, c.ContextWeight = 0, 0
+		c.CarryWeight, c.ContextWeight, c.FocusWeight = 0, 0, 0
 	}}))
 	require.Equal(t, []string{"bm25"}, off, "only the question's own search")
 }

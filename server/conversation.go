@@ -13,6 +13,7 @@ import (
 	"github.com/ragd/ragd"
 	"github.com/ragd/ragd/ask"
 	"github.com/ragd/ragd/citations"
+	"github.com/ragd/ragd/focus"
 )
 
 // conversation returns a conversation with its messages and the sources it has found.
@@ -73,13 +74,23 @@ func (s *Server) recordReply(c echo.Context) error {
 }
 
 // conversationSources lists the documents a conversation has found, with their carry-over
-// state and why each is (or stopped being) carried.
+// state and why each is (or stopped being) carried, and what the conversation is about (its
+// focus).
 func (s *Server) conversationSources(c echo.Context) error {
 	id, err := pathID(c)
 	if err != nil {
 		return err
 	}
-	st, err := s.deps.Store.ConversationState(c.Request().Context(), id)
+	ctx := c.Request().Context()
+	st, err := s.deps.Store.ConversationState(ctx, id)
+	if err != nil {
+		return err
+	}
+	msgs, err := s.deps.Store.Messages(ctx, id)
+	if err != nil {
+		return err
+	}
+	f, err := s.deps.Pipeline.Focus(ctx, st, msgs)
 	if err != nil {
 		return err
 	}
@@ -87,7 +98,12 @@ func (s *Server) conversationSources(c echo.Context) error {
 	for i, cs := range st.Sources {
 		out[i] = conversationSourceOf(cs)
 	}
-	return c.JSON(http.StatusOK, map[string]any{"conversation_id": id, "sources": out})
+	terms := f.Terms
+	if terms == nil {
+		terms = []focus.Term{}
+	}
+	return c.JSON(http.StatusOK, map[string]any{"conversation_id": id, "sources": out,
+		"focus": map[string]any{"turn": f.Turn, "terms": terms}})
 }
 
 // pin pins a document in a conversation: carried into every later turn, never decayed.

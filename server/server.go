@@ -23,6 +23,7 @@ import (
 	"github.com/ragd/ragd"
 	"github.com/ragd/ragd/ask"
 	"github.com/ragd/ragd/experiment"
+	"github.com/ragd/ragd/focus"
 	"github.com/ragd/ragd/ingest"
 	"github.com/ragd/ragd/web"
 )
@@ -30,6 +31,8 @@ import (
 // Pipeline runs turns.
 type Pipeline interface {
 	Ask(ctx context.Context, req ask.Request) (*ask.Turn, error)
+	// Focus is what a conversation is about as of its last turn, with replies recorded since.
+	Focus(ctx context.Context, st *ragd.ConversationState, msgs []ragd.Message) (focus.Focus, error)
 	Answer(ctx context.Context, t *ask.Turn, onDelta func(string) error) (string, []string, error)
 	CanAnswer() bool
 }

@@ -11,13 +11,15 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/ragd/ragd"
+	"github.com/ragd/ragd/focus"
 )
 
 const conversationColumns = `id, title, turn, next_letter, goal_turn, coalesce(ab_arm, ''), created_at, updated_at`
 
-func scanConversation(row pgx.Row) (ragd.Conversation, error) {
+// scanConversation reads conversationColumns, then the extra columns a query selects after them.
+func scanConversation(row pgx.Row, extra ...any) (ragd.Conversation, error) {
 	var c ragd.Conversation
-	err := row.Scan(&c.ID, &c.Title, &c.Turn, &c.NextLetter, &c.GoalTurn, &c.ABArm, &c.CreatedAt, &c.UpdatedAt)
+	err := row.Scan(append([]any{&c.ID, &c.Title, &c.Turn, &c.NextLetter, &c.GoalTurn, &c.ABArm, &c.CreatedAt, &c.UpdatedAt}, extra...)...)
 	return c, err
 }
 
@@ -41,11 +43,12 @@ func (s *Store) ConversationState(ctx context.Context, id uuid.UUID) (*ragd.Conv
 }
 
 func (s *Store) conversationState(ctx context.Context, id uuid.UUID, lock bool) (*ragd.ConversationState, error) {
-	q := "SELECT " + conversationColumns + " FROM conversations WHERE id = $1 AND deleted_at IS NULL AND tenant_id = $2"
+	q := "SELECT " + conversationColumns + ", focus FROM conversations WHERE id = $1 AND deleted_at IS NULL AND tenant_id = $2"
 	if lock {
 		q += " FOR UPDATE"
 	}
-	c, err := scanConversation(s.db.QueryRow(ctx, q, id, tenantOf(ctx)))
+	var f focus.Focus
+	c, err := scanConversation(s.db.QueryRow(ctx, q, id, tenantOf(ctx)), &f)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("conversation %s: %w", id, ragd.ErrNotFound)
 	}
@@ -64,7 +67,7 @@ func (s *Store) conversationState(ctx context.Context, id uuid.UUID, lock bool) 
 	if err != nil {
 		return nil, err
 	}
-	return &ragd.ConversationState{Conversation: c, Sources: srcs, Markers: markers, Capsules: caps}, nil
+	return &ragd.ConversationState{Conversation: c, Sources: srcs, Markers: markers, Capsules: caps, Focus: f}, nil
 }
 
 func (s *Store) conversationSources(ctx context.Context, id uuid.UUID) ([]ragd.ConversationSource, error) {
@@ -194,8 +197,9 @@ func (s *Store) turn(ctx context.Context, ref ragd.ConversationRef, fn func(*rag
 			c.Origin, c.Rank, ps, pe, ts)
 	}
 	queueCapsules(b, conv.ID, w.Capsules, ts)
-	b.Queue(`UPDATE conversations SET turn = $2, next_letter = $3, goal_turn = $4, updated_at = $5 WHERE id = $1`,
-		conv.ID, conv.Turn, conv.NextLetter, conv.GoalTurn, ts)
+	b.Queue(`UPDATE conversations SET turn = $2, next_letter = $3, goal_turn = $4, updated_at = $5,
+		focus = coalesce($6, focus) WHERE id = $1 AND tenant_id = $7`,
+		conv.ID, conv.Turn, conv.NextLetter, conv.GoalTurn, ts, w.Focus, tenantOf(ctx))
 	if err := s.db.SendBatch(ctx, b).Close(); err != nil {
 		var pgErr *pgconn.PgError
 		if errors.As(err, &pgErr) && pgErr.ConstraintName == "idempotency_keys_pkey" {

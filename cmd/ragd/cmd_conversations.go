@@ -67,6 +67,16 @@ func (c evalConversationsCmd) Run(ctx context.Context, a *app) error {
 		report.Domains = append(report.Domains, eval.ScoreMTRAG(m, runs))
 		rows = append(rows, eval.TurnRows(m, runs, queries)...)
 	}
+	var mtrag []string
+	for _, d := range report.Domains {
+		if d.Labels["rewrite"] == eval.LLMRewrite {
+			mtrag = append(mtrag, d.Domain)
+		}
+	}
+	if len(mtrag) > 1 {
+		p := eval.Pool(rows, mtrag)
+		report.Pooled = &p
+	}
 	if c.Turns != "" {
 		if err := writeJSONL(c.Turns, rows); err != nil {
 			return err

@@ -75,6 +75,11 @@ type Config struct {
 
 	Guardrails `embed:""`
 
+	FocusWeight   float64 `help:"Weight of the focus search (a turn that leans on the conversation, searched among the documents of the titles it is about), times how much the turn leans; 0 turns the conversation focus off (neither tracked nor searched with)." default:"2"`
+	FocusImplicit float64 `help:"How much (0..1) a turn that names nothing of its own and does not point back leans on the conversation's focus; 0 searches only turns that point back." default:"0.5"`
+	FocusDecay    float64 `help:"Weight multiplier (0 < d <= 1) of a focus term for every turn since it was named." default:"0.7"`
+	FocusSource   float64 `help:"Weight in the focus of the title or heading of a source a turn returned, kept as a subject (a name the user or the recorded reply says weighs 1); 0 leaves sources out." default:"0.5"`
+
 	IngestAllow []string `help:"A network (CIDR, e.g. 10.20.0.0/16) URL ingest may fetch from although it is not public; repeat for more. By default only public internet addresses are fetched." name:"ingest-allow"`
 
 	Listen string `help:"HTTP listen address." default:"127.0.0.1:8080"`
@@ -142,6 +147,7 @@ var askFlags = map[string]string{
 	"CarryWeight": "--carry-weight", "ReferWeight": "--refer-weight", "ContextWeight": "--context-weight",
 	"ContextTerms": "--context-terms", "Experiment.ControlRatio": "--control-ratio", "Experiment.Block": "--experiment-block", "Mode.Threshold": "--mode-threshold",
 	"KGWeight": "--kg-weight", "AnaphoraBoost": "--anaphora-boost",
+	"FocusWeight": "--focus-weight", "FocusImplicit": "--focus-implicit", "Focus.Decay": "--focus-decay", "Focus.Source": "--focus-source",
 	"Compact.Strategy": "--compact", "Compact.WindowMessages": "--compact-window", "Compact.BudgetTokens": "--compact-budget",
 	"Compact.CapsuleTokens": "--capsule-tokens",
 }
@@ -195,6 +201,8 @@ func (c *Config) askConfig() ask.Config {
 	a.Experiment = c.experimentConfig()
 	a.Mode.Threshold = c.ModeThreshold
 	a.Graph, a.KGWeight = c.KG, c.KGWeight
+	a.FocusWeight, a.FocusImplicit = c.FocusWeight, c.FocusImplicit
+	a.Focus.Decay, a.Focus.Source = c.FocusDecay, c.FocusSource
 	a.Compact = compact.Config{Strategy: c.Compact, WindowMessages: c.CompactWindow, BudgetTokens: c.CompactBudget, CapsuleTokens: c.CapsuleTokens}
 	return a
 }

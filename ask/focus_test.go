@@ -1,0 +1,62 @@
+package ask
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ragd/ragd/focus"
+)
+
+func TestFocusSearches(t *testing.T) {
+	t.Parallel()
+	p := &Pipeline{cfg: DefaultConfig()}
+	p.cfg.FreshK = 40
+	prior := focus.Focus{Turn: 3, Terms: []focus.Term{
+		{Text: "GONVILLE HOTEL", Kind: focus.Entity, Weight: 1, Turn: 3, Origin: focus.FromUser},
+		{Text: "UNIVERSITY ARMS HOTEL", Kind: focus.Entity, Weight: 0.9, Turn: 3, Origin: focus.FromReply},
+		{Text: "parking", Kind: focus.Subject, Weight: 1, Turn: 3, Origin: focus.FromUser},
+		{Text: "Lunar phase", Kind: focus.Entity, Weight: 0.3, Turn: 1, Origin: focus.FromReply},
+	}}
+	chunks := map[string]int{"GONVILLE HOTEL": 76, "UNIVERSITY ARMS HOTEL": 12}
+	got := p.focusSearches("do they have parking?", turnFocus{prior: prior, lean: 1, chunks: chunks})
+	require.Equal(t, []search{
+		// More chunks than a search returns: the question among the hotel's documents.
+		{name: "focus-bm25", weight: 2, text: "do they have parking?", title: "GONVILLE HOTEL"},
+		// Fewer: the name joins the question instead.
+		{name: "focus2-bm25", weight: 2 * 0.9, text: "do they have parking? UNIVERSITY ARMS HOTEL"},
+	}, got, "the leading entities (within 0.8 of the heaviest); subjects are not searched with")
+
+	require.Len(t, p.focusSearches("q", turnFocus{prior: prior, lean: 0.5, chunks: chunks}), 2)
+	require.Equal(t, 1.0, p.focusSearches("q", turnFocus{prior: prior, lean: 0.5, chunks: chunks})[0].weight)
+	require.Empty(t, p.focusSearches("q", turnFocus{prior: prior, lean: 0, chunks: chunks}), "a turn that names its own subject")
+	require.Empty(t, p.focusSearches("q", turnFocus{lean: 1}), "an empty focus")
+	p.cfg.FocusWeight = 0
+	require.Empty(t, p.focusSearches("q", turnFocus{prior: prior, lean: 1, chunks: chunks}), "weight 0 is off")
+}
+
+func TestNextFocus(t *testing.T) {
+	t.Parallel()
+	cfg := focus.DefaultConfig()
+	locked := focus.Focus{Turn: 1, Terms: []focus.Term{{Text: "HOBSONS HOUSE", Kind: focus.Entity, Weight: 1, Turn: 1, Origin: focus.FromUser}}}
+	tf := turnFocus{
+		replies: []focus.Mention{{Text: "ALLENBELL", Kind: focus.Entity, Origin: focus.FromReply, Turn: 1}},
+		read:    1,
+		own:     []focus.Mention{{Text: "breakfast", Kind: focus.Subject, Origin: focus.FromUser, Turn: 2}},
+	}
+	sources := []Source{{Title: "ALLENBELL", Heading: "Reviews > Rooms", Score: 2}, {Title: "ACORN GUEST HOUSE", Score: 1}}
+	f := nextFocus(locked, tf, 2, sources, cfg)
+	require.Equal(t, 2, f.Turn)
+	require.Equal(t, 1, f.Replies, "the reply of turn 1 is read once")
+	byText := map[string]focus.Term{}
+	for _, term := range f.Terms {
+		byText[term.Kind+":"+term.Text] = term
+	}
+	require.Equal(t, focus.Term{Text: "breakfast", Kind: focus.Subject, Weight: 1, Turn: 2, Origin: focus.FromUser}, byText["subject:breakfast"])
+	require.InDelta(t, 0.7, byText["entity:HOBSONS HOUSE"].Weight, 1e-12)
+	require.InDelta(t, 0.7, byText["entity:ALLENBELL"].Weight, 1e-12, "named by the reply of turn 1")
+	require.InDelta(t, 0.5, byText["subject:ALLENBELL"].Weight, 1e-12, "a source's title is a subject, half weight")
+	require.InDelta(t, 0.25, byText["subject:ACORN GUEST HOUSE"].Weight, 1e-12, "times its score relative to the best")
+	require.Equal(t, focus.FromSource, byText["subject:Rooms"].Origin, "the heading's last part")
+	require.Len(t, f.Terms, 6)
+}

@@ -1,0 +1,38 @@
+package focus
+
+import (
+	"strings"
+	"unicode"
+)
+
+// pointers are words by which a turn points back at the conversation.
+var pointers = map[string]bool{"it": true, "its": true, "they": true, "them": true, "their": true, "this": true,
+	"that": true, "these": true, "those": true, "he": true, "she": true, "his": true, "her": true, "there": true,
+	"one": true, "ones": true, "same": true, "such": true, "former": true, "latter": true}
+
+// PointsBack reports whether a turn names its subject only through the conversation: it points
+// back ("any cures for it?", "is that place quiet?") or says almost nothing by itself (three
+// words or fewer: "regional differences").
+func PointsBack(text string) bool {
+	words := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && r != '\'' })
+	for _, w := range words {
+		if pointers[w] {
+			return true
+		}
+	}
+	return len(words) <= 3
+}
+
+// Lean says how much a turn leans on the conversation, from 0 to 1: 0 for a turn that names a
+// title of its own (it is left alone: its own search finds its subject), 1 for one that points
+// back, and implicit for one that does neither ("do you know anything about the views from the
+// rooms?" names no hotel, but is about one).
+func Lean(text string, namesOwn bool, implicit float64) float64 {
+	switch {
+	case namesOwn:
+		return 0
+	case PointsBack(text):
+		return 1
+	}
+	return implicit
+}

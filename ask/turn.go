@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/ragd/ragd"
+	"github.com/ragd/ragd/bundle"
 	"github.com/ragd/ragd/carry"
 	"github.com/ragd/ragd/citations"
 	"github.com/ragd/ragd/compact"
@@ -244,10 +245,25 @@ func (p *Pipeline) Ask(ctx context.Context, req Request) (*Turn, error) {
 			return nil, err
 		}
 	}
+	// What the context bundle takes from the conversation (invariants, decisions, goal, recent
+	// messages, capsules) is gathered before the turn's transaction, from the conversation as read
+	// above, so a long conversation does not hold its lock while it is read through. Under the
+	// lock it is gathered again only when the conversation moved in between (another turn, or
+	// capsules written), so the telemetry recorded with the turn describes the bundle returned,
+	// built from the conversation as locked; the evidence, whose markers the fact sheet assigns
+	// under the lock, and the bundle's cut to its budgets, are done there.
+	arm := st.Conversation.ABArm
+	if ref.New {
+		arm = ref.Arm
+	}
+	tc := time.Now()
+	hist := p.history(st, cv, req.Message, spans, turn.Goal, summaries)
+	outside := time.Since(tc)
 	t = time.Now()
-	var factsTime, contextTime time.Duration
+	var factsTime, lockedContext time.Duration
 	var answer string
-	began := start // start is shadowed below by the goal boundary
+	began := start
+	read := st
 	res, err := p.Store.Turn(ctx, ref, func(st *ragd.ConversationState) (*ragd.TurnWrite, error) {
 		if err := PinLimit(st.Sources, req.Pins, p.cfg.MaxPins); err != nil {
 			return nil, err // checked under the conversation's lock: concurrent pins cannot pass it together
@@ -256,33 +272,28 @@ func (p *Pipeline) Ask(ctx context.Context, req Request) (*Turn, error) {
 		w := record(turnRecord{message: req.Message, sources: sources, intent: turn.Intent, belowTau: belowTau,
 			pins: req.Pins, perSource: p.cfg.FactsPerSource, carry: p.cfg.Carry, now: time.Now().UTC()}, st)
 		factsTime, answer = time.Since(tf), w.Answer
-		// The bundle is built here, from the conversation as locked, so the telemetry recorded
-		// with the turn describes exactly the bundle returned.
 		tc := time.Now()
-		number := st.Conversation.Turn + 1
-		start := turn.Goal.New && number > 1
-		if start {
-			w.GoalTurn = number
+		h := hist
+		if moved(read, st) {
+			h = p.history(st, cv, req.Message, spans, turn.Goal, summaries)
 		}
-		w.Capsules = p.capsules(st.Capsules, cv, number, req.Message, start, summaries)
-		in := ContextInput(History{Messages: cv.messages, Capsules: append(slices.Clone(st.Capsules), w.Capsules...)},
-			TurnContext{Number: number, Message: req.Message, Spans: spans, GoalStart: start, Rules: p.cfg.Rules, Strategy: p.strategy})
+		in := h.input
 		in.Evidence = evidence(sources)
-		arm := st.Conversation.ABArm
-		if ref.New {
-			arm = ref.Arm
-		}
 		turn.Context = p.buildContext(in, turn.Mode.Mode, arm)
+		if h.start {
+			w.GoalTurn = h.number
+		}
+		w.Capsules = h.capsules
 		turn.latency = time.Since(began)
 		telemetry(w, turn)
 		w.Idempotency = req.Idempotency
 		if tfocus != nil {
-			f := nextFocus(st.Focus, *tfocus, number, sources, p.cfg.Focus)
+			f := nextFocus(st.Focus, *tfocus, h.number, sources, p.cfg.Focus)
 			w.Focus = &f
 		}
-		w.UserMeta = map[string]any{"invariants": spans, "goal_start": start,
+		w.UserMeta = map[string]any{"invariants": spans, "goal_start": h.start,
 			"goal": map[string]any{"new": turn.Goal.New, "confidence": turn.Goal.Confidence, "reason": turn.Goal.Reason}}
-		contextTime = time.Since(tc)
+		lockedContext = time.Since(tc)
 		return w, nil
 	})
 	if err != nil {
@@ -294,8 +305,11 @@ func (p *Pipeline) Ask(ctx context.Context, req Request) (*Turn, error) {
 			slog.String("mode", string(turn.Mode.Mode)), slog.String("missing", invariantTexts(turn.Context.Breach)))
 	}
 	turn.Timings.add("facts", factsTime)
-	turn.Timings.add("context", contextTime)
-	turn.Timings.add("persist", time.Since(t)-factsTime-contextTime)
+	// context: the conversation read through, outside the lock; bundle: the bundle cut to its
+	// budgets with the turn's evidence, under it.
+	turn.Timings.add("context", outside)
+	turn.Timings.add("bundle", lockedContext)
+	turn.Timings.add("persist", time.Since(t)-factsTime-lockedContext)
 	turn.ConversationID = res.Conversation.ID
 	turn.Turn = res.Conversation.Turn
 	turn.UserMessageID = res.UserMessageID
@@ -821,4 +835,33 @@ func dates(sources []Source) map[uuid.UUID]string {
 		out[s.DocID] = s.Date.Format("2006-01-02")
 	}
 	return out
+}
+
+// turnHistory is what a turn's context bundle takes from the conversation, with what it decided:
+// the turn's number, whether the turn starts a goal, and the capsules of the goals that start
+// finishes.
+type turnHistory struct {
+	number   int
+	start    bool
+	capsules []ragd.Capsule
+	input    bundle.Input // all but the evidence and the budgets
+}
+
+// history gathers the bundle's input from the conversation st (with messages cv) for the turn
+// that asks message.
+func (p *Pipeline) history(st *ragd.ConversationState, cv conversation, message string, spans []invariant.Span,
+	goal compact.Boundary, summaries map[int]string) turnHistory {
+	h := turnHistory{number: st.Conversation.Turn + 1}
+	h.start = goal.New && h.number > 1
+	h.capsules = p.capsules(st.Capsules, cv, h.number, message, h.start, summaries)
+	h.input = ContextInput(History{Messages: cv.messages, Capsules: append(slices.Clone(st.Capsules), h.capsules...)},
+		TurnContext{Number: h.number, Message: message, Spans: spans, GoalStart: h.start, Rules: p.cfg.Rules, Strategy: p.strategy})
+	return h
+}
+
+// moved reports whether the conversation changed between read, before the turn's transaction,
+// and locked, under its lock, in what the context bundle is built from: its turns and capsules.
+func moved(read, locked *ragd.ConversationState) bool {
+	return read.Conversation.Turn != locked.Conversation.Turn || read.Conversation.ABArm != locked.Conversation.ABArm ||
+		!slices.EqualFunc(read.Capsules, locked.Capsules, func(a, b ragd.Capsule) bool { return a.First == b.First && a.Last == b.Last && a.Text == b.Text })
 }

@@ -244,16 +244,18 @@ func taskState(budget int, goal string, pending, done []string) Section {
 	return s
 }
 
-// recentWindow places the latest turns, newest first, up to the first that does not fit.
+// recentWindow places the latest turns, newest first, up to the first that does not fit. Turns
+// are measured (tokenized) only as far as the window reaches, so a long conversation costs what
+// its window holds, not what it has said.
 func recentWindow(budget int, turns []Turn) Section {
 	s := Section{Name: RecentWindow, Budget: budget}
-	var cands []Item
 	for i := len(turns) - 1; i >= 0; i-- {
 		t := turns[i]
-		cands = append(cands, newItem(KindTurn, fmt.Sprintf("[turn %d] %s: %s", t.Turn, t.Role, t.Text)))
-	}
-	if dropped := fill(&s, cands, true); len(dropped) > 0 {
-		s.Cut = append(s.Cut, plural(len(dropped), "older turn", "older turns"))
+		it := newItem(KindTurn, fmt.Sprintf("[turn %d] %s: %s", t.Turn, t.Role, t.Text))
+		if dropped := fill(&s, []Item{it}, true); len(dropped) > 0 {
+			s.Cut = append(s.Cut, plural(i+1, "older turn", "older turns"))
+			break
+		}
 	}
 	return s
 }

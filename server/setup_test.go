@@ -42,7 +42,7 @@ var models = struct {
 	err      error
 }{}
 
-func loadModels(t *testing.T) (*embed.Embedder, *rerank.Scorer) {
+func loadModels(t testing.TB) (*embed.Embedder, *rerank.Scorer) {
 	t.Helper()
 	models.Do(func() {
 		cfg := encoder.Config{Runtime: encoder.ORT, ORTLibrary: modeltest.ORTLibrary(), BatchSize: 16}
@@ -80,7 +80,7 @@ func (b *testBundle) replica(t *testing.T) *httptest.Server {
 }
 
 // listenStops has srv follow the stop requests of every replica until the test ends.
-func (b *testBundle) listenStops(t *testing.T, srv *server.Server) {
+func (b *testBundle) listenStops(t testing.TB, srv *server.Server) {
 	ctx, cancel := context.WithCancel(b.ctx)
 	done := make(chan struct{})
 	go func() {
@@ -115,7 +115,7 @@ type options struct {
 }
 
 // setup starts a server on its own database and index, wired as `ragd serve` wires it.
-func setup(t *testing.T, o options) *testBundle {
+func setup(t testing.TB, o options) *testBundle {
 	t.Helper()
 	ctx := context.Background()
 	// As `ragd serve` runs: logged in as a login that is only a member of ragd_app, the database's

@@ -21,6 +21,7 @@ import (
 	"github.com/ragd/ragd/fuse"
 	"github.com/ragd/ragd/invariant"
 	"github.com/ragd/ragd/kg"
+	"github.com/ragd/ragd/refer"
 )
 
 // Turn intents: how a turn relates to the conversation so far.
@@ -86,6 +87,8 @@ type Source struct {
 	Rerank    *float64
 	Origins   []string // the lists that found it: bm25, vector, carry, kg
 	Facts     []ragd.Fact
+	// Referred is the words by which the turn referred to the source ("the second one").
+	Referred string
 }
 
 // CarryReport says how the conversation's sources were carried into a turn.
@@ -103,8 +106,10 @@ type Turn struct {
 	UserMessageID      uuid.UUID
 	AssistantMessageID uuid.UUID
 	Intent             Intent
-	Carry              CarryReport
-	Mode               Mode
+	// References are the shown sources the turn referred to or set aside (package refer).
+	References refer.Resolution
+	Carry      CarryReport
+	Mode       Mode
 	// Goal says whether the turn started a new goal (which finished the one before).
 	Goal    compact.Boundary
 	Context Context
@@ -180,7 +185,12 @@ func (p *Pipeline) Ask(ctx context.Context, req Request) (*Turn, error) {
 	turn.Timings.add("load_conversation", time.Since(t))
 
 	t = time.Now()
-	turn.Intent = p.classify(req.Message, history, st.Sources)
+	// References to what the conversation showed are resolved before any classifier.
+	if turn.References = references(req.Message, cv, st); len(turn.References.Refers) > 0 {
+		turn.Intent = Intent{Label: SameSources, Confidence: 1}
+	} else {
+		turn.Intent = p.classify(req.Message, history, st.Sources)
+	}
 	turn.Mode = p.detectMode(ctx, req.ModeHint, req.Message, history, cv.modes)
 	spans := invariant.Detect(req.Message)
 	turn.Goal = GoalBoundary(p.Boundaries, cv.messages, req.Message, turn.Intent, p.Intent != nil)
@@ -226,13 +236,15 @@ func (p *Pipeline) Ask(ctx context.Context, req Request) (*Turn, error) {
 	}
 	turn.Lists, turn.Reranked, turn.Ranked, turn.Queries = ranking.Lists, ranking.Reranked, ranking.Candidates, ranking.Queries
 	turn.Timings = append(turn.Timings, ranking.Timings...)
-	kept := keep(firstPerDocument(ranking.Candidates), p.cfg)
+	ranked := firstPerDocument(ranking.Candidates)
+	kept := referredFirst(ranked, keep(ranked, p.cfg), turn.References)
 
 	t = time.Now()
 	sources, err := p.describe(ctx, kept)
 	if err != nil {
 		return nil, err
 	}
+	referredBy(sources, turn.References)
 	turn.Timings.add("describe", time.Since(t))
 
 	ref := ragd.ConversationRef{ID: req.ConversationID}
@@ -286,6 +298,10 @@ func (p *Pipeline) Ask(ctx context.Context, req Request) (*Turn, error) {
 		w.Capsules = h.capsules
 		turn.latency = time.Since(began)
 		telemetry(w, turn)
+		w.Meta[shownKey] = shownMeta(sources)
+		if !turn.References.Empty() {
+			w.Meta["references"] = turn.References
+		}
 		w.Idempotency = req.Idempotency
 		if tfocus != nil {
 			f := nextFocus(st.Focus, *tfocus, h.number, sources, p.cfg.Focus)
@@ -387,7 +403,7 @@ func (p *Pipeline) classify(text string, history []string, sources []ragd.Conver
 // cosine similarity of the chunk's embedding to the question's (already computed for vector
 // search), else the share of the question's IDF mass the chunk contains (lexical, no model).
 func (p *Pipeline) carried(ctx context.Context, req Request, st *ragd.ConversationState, turn *Turn, o *rankOptions) ([]carry.Pick, map[uuid.UUID]bool, error) {
-	cands := carry.Candidates(st.Sources, turn.Intent.Label == NewTopic)
+	cands := withReferences(carry.Candidates(st.Sources, turn.Intent.Label == NewTopic), st.Sources, turn.References)
 	known := map[uuid.UUID]bool{}
 	for _, c := range cands {
 		known[c.DocID] = true
@@ -443,7 +459,9 @@ func (p *Pipeline) carried(ctx context.Context, req Request, st *ragd.Conversati
 		// the carried sources are the referent, whatever the question's words score against them.
 		cfg.Tau = 0
 	}
-	picks := carry.Select(cands, best, cfg)
+	capped := cfg.Cap
+	cfg.Cap = len(cands) // the sources the turn refers to pass the cap
+	picks := referredPicks(carry.Select(cands, best, cfg), turn.References, capped)
 	turn.Carry.Entered = len(picks)
 	entered := map[uuid.UUID]bool{}
 	for _, pk := range picks {

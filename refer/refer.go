@@ -68,19 +68,19 @@ const (
 
 // Ref is a shown source a turn refers to, and how.
 type Ref struct {
-	DocID  uuid.UUID
-	Letter string
-	Kind   string
+	DocID  uuid.UUID `json:"doc_id"`
+	Letter string    `json:"letter"`
+	Kind   string    `json:"kind"`
 	// Phrase is the turn's words that refer to the source, as written.
-	Phrase string
+	Phrase string `json:"phrase"`
 }
 
 // Resolution is what a turn refers to among the shown sources.
 type Resolution struct {
 	// Refers are the sources the turn refers to, in the order it names them, each once.
-	Refers []Ref
+	Refers []Ref `json:"refers"`
 	// Excludes are the sources the turn sets aside ("not the first one"), each once.
-	Excludes []Ref
+	Excludes []Ref `json:"excludes"`
 }
 
 // Empty reports whether the turn refers to no shown source at all.

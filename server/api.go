@@ -8,6 +8,7 @@ import (
 	"github.com/ragd/ragd"
 	"github.com/ragd/ragd/ask"
 	"github.com/ragd/ragd/invariant"
+	"github.com/ragd/ragd/refer"
 )
 
 // The JSON shapes of the API. They are kept apart from the domain types so the wire format
@@ -72,13 +73,14 @@ type sourceJSON struct {
 	Rerank   *float64   `json:"rerank"`
 	Origins  []string   `json:"origins"`
 	Facts    []factJSON `json:"facts"`
+	Referred string     `json:"referred,omitempty"`
 }
 
 func sourceOf(s ask.Source) sourceJSON {
 	out := sourceJSON{Rank: s.Rank, Letter: s.Letter, DocID: s.DocID, Version: s.Version, ChunkID: s.ChunkID,
 		Title: s.Title, Heading: s.Heading, URL: s.URL, Path: s.Path, Date: s.Date.Format("2006-01-02"),
 		DateKind: s.DateKind, Pages: pages(s.PageStart, s.PageEnd), Text: s.Text, Score: s.Score,
-		Fused: s.Fused, Rerank: s.Rerank, Origins: s.Origins, Facts: make([]factJSON, len(s.Facts))}
+		Fused: s.Fused, Rerank: s.Rerank, Origins: s.Origins, Facts: make([]factJSON, len(s.Facts)), Referred: s.Referred}
 	for i, f := range s.Facts {
 		out.Facts[i] = factJSON{Marker: f.Marker, Text: f.Text}
 	}
@@ -194,16 +196,44 @@ type carryJSON struct {
 
 // metaJSON opens a turn's answer: the ids the UI needs, and how retrieval ran.
 type metaJSON struct {
-	ConversationID uuid.UUID     `json:"conversation_id"`
-	Turn           int           `json:"turn"`
-	MessageID      uuid.UUID     `json:"message_id"`
-	UserMessageID  uuid.UUID     `json:"user_message_id"`
-	TurnIntent     intentJSON    `json:"turn_intent"`
-	Goal           goalJSON      `json:"goal"`
-	Mode           modeJSON      `json:"mode"`
-	Carry          carryJSON     `json:"carry"`
-	Retrieval      retrievalJSON `json:"retrieval"`
-	Timings        []timingJSON  `json:"timings"`
+	ConversationID uuid.UUID       `json:"conversation_id"`
+	Turn           int             `json:"turn"`
+	MessageID      uuid.UUID       `json:"message_id"`
+	UserMessageID  uuid.UUID       `json:"user_message_id"`
+	TurnIntent     intentJSON      `json:"turn_intent"`
+	Goal           goalJSON        `json:"goal"`
+	Mode           modeJSON        `json:"mode"`
+	Carry          carryJSON       `json:"carry"`
+	References     *referencesJSON `json:"references,omitempty"`
+	Retrieval      retrievalJSON   `json:"retrieval"`
+	Timings        []timingJSON    `json:"timings"`
+}
+
+// referenceJSON is a source a turn referred to or set aside.
+type referenceJSON struct {
+	Letter string    `json:"letter"`
+	DocID  uuid.UUID `json:"doc_id"`
+	Kind   string    `json:"kind"`
+	Phrase string    `json:"phrase"`
+}
+
+type referencesJSON struct {
+	Refers   []referenceJSON `json:"refers"`
+	Excludes []referenceJSON `json:"excludes"`
+}
+
+func referencesOf(res refer.Resolution) *referencesJSON {
+	if res.Empty() {
+		return nil
+	}
+	list := func(refs []refer.Ref) []referenceJSON {
+		out := make([]referenceJSON, len(refs))
+		for i, r := range refs {
+			out[i] = referenceJSON{Letter: r.Letter, DocID: r.DocID, Kind: r.Kind, Phrase: r.Phrase}
+		}
+		return out
+	}
+	return &referencesJSON{Refers: list(res.Refers), Excludes: list(res.Excludes)}
 }
 
 func metaOf(t *ask.Turn) metaJSON {
@@ -213,6 +243,7 @@ func metaOf(t *ask.Turn) metaJSON {
 		Goal:          goalJSON{New: t.Goal.New, Confidence: t.Goal.Confidence, Reason: t.Goal.Reason},
 		Mode:          modeOf(t.Mode),
 		Carry:         carryJSON{Method: t.Carry.Method, Candidates: t.Carry.Candidates, Entered: t.Carry.Entered},
+		References:    referencesOf(t.References),
 		Retrieval:     retrievalJSON{Lists: t.Lists, Queries: t.Queries, Reranked: t.Reranked, Skipped: t.Skipped},
 		Timings:       timingsOf(t.Timings)}
 }

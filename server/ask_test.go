@@ -34,6 +34,8 @@ type source struct {
 	Date    string   `json:"date"`
 	Origins []string `json:"origins"`
 	Facts   []fact   `json:"facts"`
+	// Referred is the words of the turn that referred to the source ("the second one").
+	Referred string `json:"referred"`
 }
 
 type contextResponse struct {

@@ -1,0 +1,106 @@
+package ask
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ragd/ragd"
+	"github.com/ragd/ragd/carry"
+	"github.com/ragd/ragd/refer"
+)
+
+func docs(n int) []uuid.UUID {
+	out := make([]uuid.UUID, n)
+	for i := range out {
+		out[i] = uuid.New()
+	}
+	return out
+}
+
+// The shown sources are read back from messages as the store returns them: meta decoded from
+// JSON, so a list of maps.
+func TestShownOfMessages(t *testing.T) {
+	t.Parallel()
+	d := docs(4)
+	meta := func(sources ...Source) map[string]any {
+		b, err := json.Marshal(map[string]any{shownKey: shownMeta(sources)})
+		require.NoError(t, err)
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(b, &m))
+		return m
+	}
+	msgs := []ragd.Message{
+		{Role: "user", Turn: 1, Content: "compare"},
+		{Role: "assistant", Turn: 1, Meta: meta(Source{Letter: "A", DocID: d[0], Title: "Alpha"}, Source{Letter: "B", DocID: d[1], Title: "Beta"})},
+		{Role: "user", Turn: 2, Content: "more"},
+		{Role: "assistant", Turn: 2, Meta: meta(Source{Letter: "B", DocID: d[1], Title: "Beta"}, Source{Letter: "C", DocID: d[2], Title: "Gamma"})},
+	}
+	// D was shown by a turn recorded before messages kept what they showed.
+	sources := []ragd.ConversationSource{{DocID: d[0], Marker: "A", LastTurn: 1}, {DocID: d[3], Marker: "D", LastTurn: 1}}
+	require.Equal(t, []refer.Shown{
+		{DocID: d[0], Letter: "A", Title: "Alpha", Turn: 1, Rank: 1},
+		{DocID: d[1], Letter: "B", Title: "Beta", Turn: 2, Rank: 1},
+		{DocID: d[2], Letter: "C", Title: "Gamma", Turn: 2, Rank: 2},
+		{DocID: d[3], Letter: "D", Turn: 1},
+	}, shownOf(msgs, sources))
+
+	res := references("and the second one?", readConversation(msgs), &ragd.ConversationState{Sources: sources})
+	require.Equal(t, []uuid.UUID{d[2]}, refer.IDs(res.Refers))
+}
+
+func TestWithReferences(t *testing.T) {
+	t.Parallel()
+	d := docs(3)
+	sources := []ragd.ConversationSource{
+		{DocID: d[0], Marker: "A", Carried: true, CarryScore: 0.5},
+		{DocID: d[1], Marker: "B", Carried: true, CarryScore: 0.7},
+		{DocID: d[2], Marker: "C", Carried: false, CarryScore: 0.1, CitedChunkIDs: []int64{7}}, // dropped
+	}
+	cands := carry.Candidates(sources, false)
+	res := refer.Resolution{Refers: []refer.Ref{{DocID: d[2]}}, Excludes: []refer.Ref{{DocID: d[0]}}}
+	got := withReferences(cands, sources, res)
+	require.Len(t, got, 2)
+	require.Equal(t, d[1], got[0].DocID)
+	require.Equal(t, d[2], got[1].DocID, "the referred source comes back though carry-over dropped it")
+	require.True(t, got[1].Carried)
+	require.Equal(t, 1.0, got[1].CarryScore)
+	require.Equal(t, []int64{7}, got[1].CitedChunkIDs)
+	require.Len(t, cands, 2, "the candidates given are not changed")
+}
+
+func TestReferredPicks(t *testing.T) {
+	t.Parallel()
+	d := docs(3)
+	picks := []carry.Pick{{DocID: d[0]}, {DocID: d[1]}, {DocID: d[2]}}
+	res := refer.Resolution{Refers: []refer.Ref{{DocID: d[2]}, {DocID: d[1]}}}
+	require.Equal(t, []carry.Pick{{DocID: d[2]}, {DocID: d[1]}}, referredPicks(picks, res, 1), "referred sources pass the cap")
+	require.Equal(t, picks[:2], referredPicks(picks, refer.Resolution{}, 2))
+	require.Empty(t, referredPicks(picks, res, 0), "a cap of 0 is no carried list, references or not")
+}
+
+func TestReferredFirst(t *testing.T) {
+	t.Parallel()
+	d := docs(5)
+	cand := func(i int) Candidate { return Candidate{Chunk: ragd.Chunk{ID: int64(i), DocID: d[i]}} }
+	ranked := []Candidate{cand(0), cand(1), cand(2), cand(3), cand(4)}
+	kept := ranked[:3]
+	ids := func(cs []Candidate) []uuid.UUID {
+		var out []uuid.UUID
+		for _, c := range cs {
+			out = append(out, c.Chunk.DocID)
+		}
+		return out
+	}
+	require.Equal(t, ids(kept), ids(referredFirst(ranked, kept, refer.Resolution{})))
+	// The referred source comes first, from past the cut; the excluded one is left out.
+	res := refer.Resolution{Refers: []refer.Ref{{DocID: d[4]}, {DocID: d[1]}}, Excludes: []refer.Ref{{DocID: d[0]}}}
+	require.Equal(t, []uuid.UUID{d[4], d[1], d[2]}, ids(referredFirst(ranked, kept, res)))
+
+	sources := []Source{{DocID: d[4]}, {DocID: d[1]}, {DocID: d[2]}}
+	res.Refers[0].Phrase, res.Refers[1].Phrase = "the last one", "[B]"
+	referredBy(sources, res)
+	require.Equal(t, []string{"the last one", "[B]", ""}, []string{sources[0].Referred, sources[1].Referred, sources[2].Referred})
+}

@@ -296,6 +296,7 @@ func set(words ...string) map[string]bool {
 type token struct {
 	raw        string // as written (a word without its possessive "'s")
 	low        string // lower-cased raw
+	key        string // how a title word is compared (key)
 	punct      bool
 	start, end int // byte offsets in the text, possessive included
 }
@@ -303,7 +304,7 @@ type token struct {
 // tokenize splits text into words (letters, digits and inner apostrophes) and the punctuation
 // marks the grammar reads; hyphens, slashes and white space only separate.
 func tokenize(text string) []token {
-	var out []token
+	out := make([]token, 0, len(text)/4)
 	for i := 0; i < len(text); {
 		c, size := utf8.DecodeRuneInString(text[i:])
 		switch {
@@ -329,7 +330,8 @@ func tokenize(text string) []token {
 					raw = w
 				}
 			}
-			out = append(out, token{raw: raw, low: strings.ToLower(raw), start: i, end: j})
+			low := strings.ToLower(raw)
+			out = append(out, token{raw: raw, low: low, key: key(low), start: i, end: j})
 			i = j
 		case strings.ContainsRune("[](),.?!;:&#", c):
 			out = append(out, token{raw: string(c), low: string(c), punct: true, start: i, end: i + size})
@@ -781,7 +783,7 @@ func titleKeys(title string) []string {
 	var out []string
 	for _, t := range tokenize(title) {
 		if !t.punct && !titleStop[t.low] {
-			out = append(out, key(t.low))
+			out = append(out, t.key)
 		}
 	}
 	return out
@@ -790,12 +792,17 @@ func titleKeys(title string) []string {
 // key is how a title word is compared: lower case, no apostrophes, no plural s, so that
 // "Hobson's", "hobsons" and "Hobsons" are one word.
 func key(low string) string {
-	k := strings.NewReplacer("'", "", "’", "").Replace(low)
+	k := low
+	if strings.ContainsAny(k, "'’") {
+		k = apostrophes.Replace(k)
+	}
 	if len(k) > 3 && strings.HasSuffix(k, "s") && !strings.HasSuffix(k, "ss") {
 		k = k[:len(k)-1]
 	}
 	return k
 }
+
+var apostrophes = strings.NewReplacer("'", "", "’", "")
 
 // titleRun is a run of a text's words that matches words of a shown title, in order.
 type titleRun struct {
@@ -817,13 +824,13 @@ func (r *resolver) runAt(i int) []titleRun {
 	for d, t := range r.titles {
 		best := titleRun{}
 		for p, w := range t {
-			if w != key(r.toks[i].low) {
+			if w != r.toks[i].key {
 				continue
 			}
 			run := titleRun{doc: d}
 			k, q := i, p
 			for k < len(r.toks) && !r.toks[k].punct {
-				if q < len(t) && key(r.toks[k].low) == t[q] {
+				if q < len(t) && r.toks[k].key == t[q] {
 					run.words++
 					run.distinct = run.distinct || r.distinct[t[q]] == 1
 					run.capital = run.capital || r.midCapital(k)

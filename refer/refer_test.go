@@ -57,6 +57,8 @@ func TestResolve(t *testing.T) {
 		{text: "What does source 3 say?", refers: []string{"D"}},
 		{text: "Summarise the first and third ones", refers: []string{"B", "D"}},
 		{text: "Do the second and the fourth documents agree?", refers: []string{"C", "E"}},
+		{text: "Is source 2 cheaper than source 4?", refers: []string{"C", "E"}},
+		{text: "What does the third one say, and the fourth?", refers: []string{"D", "E"}},
 		// Ranges.
 		{text: "Compare the first two", refers: []string{"B", "C"}},
 		{text: "What do the last two sources say?", refers: []string{"D", "E"}},
@@ -169,4 +171,15 @@ func TestResolveSameTitle(t *testing.T) {
 	// Two different titles that both fit are no reference.
 	twoHouses := append(shown, Shown{DocID: doc('F'), Letter: "F", Title: "Acorn Lodge", Turn: 2, Rank: 5})
 	require.Empty(t, Resolve("Does the Acorn one have parking?", twoHouses, "").Refers)
+}
+
+// The cost of reading one turn against a conversation that showed 30 sources.
+func BenchmarkResolve(b *testing.B) {
+	var many []Shown
+	for i := range 30 {
+		many = append(many, Shown{DocID: uuid.New(), Letter: string(rune('A' + i%26)), Title: fmt.Sprintf("Guest House Number %d of Cambridge", i), Turn: 1 + i/10, Rank: 1 + i%10})
+	}
+	for b.Loop() {
+		Resolve("Compared with the Guest House Number 4 one, is the second one cheaper, or source C?", many, "How about the first two of them?")
+	}
 }

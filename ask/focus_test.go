@@ -60,3 +60,23 @@ func TestNextFocus(t *testing.T) {
 	require.Equal(t, focus.FromSource, byText["subject:Rooms"].Origin, "the heading's last part")
 	require.Len(t, f.Terms, 6)
 }
+
+// seenIntent records what the classifier was given.
+type seenIntent struct{ focus *[]string }
+
+func (s seenIntent) Classify(_ string, _, _, focus []string) Intent {
+	*s.focus = focus
+	return Intent{Label: DrillDown, Confidence: 1}
+}
+
+func TestClassifyGetsTheFocus(t *testing.T) {
+	t.Parallel()
+	var got []string
+	p := &Pipeline{cfg: DefaultConfig(), Deps: Deps{Intent: seenIntent{&got}}}
+	f := focus.Focus{Turn: 2, Terms: []focus.Term{
+		{Text: "HOBSONS HOUSE", Kind: focus.Entity, Weight: 1},
+		{Text: "parking", Kind: focus.Subject, Weight: 0.7},
+	}}
+	p.classify("any maintenance needed?", []string{"tell me about Hobsons House"}, nil, f)
+	require.Equal(t, []string{"HOBSONS HOUSE", "parking"}, got, "the guard against a wrong new topic reads the focus")
+}

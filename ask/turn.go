@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -18,6 +17,7 @@ import (
 	"github.com/ragd/ragd/carry"
 	"github.com/ragd/ragd/citations"
 	"github.com/ragd/ragd/compact"
+	"github.com/ragd/ragd/focus"
 	"github.com/ragd/ragd/fuse"
 	"github.com/ragd/ragd/invariant"
 	"github.com/ragd/ragd/kg"
@@ -45,9 +45,10 @@ type Intent struct {
 }
 
 // IntentClassifier classifies a turn from its text, the conversation's previous user turns
-// (oldest first) and short descriptions of the sources it carries.
+// (oldest first), short descriptions of the sources it carries and the terms of the
+// conversation's focus (what it is about), heaviest first.
 type IntentClassifier interface {
-	Classify(text string, history []string, sources []string) Intent
+	Classify(text string, history, sources, focus []string) Intent
 }
 
 // Request is one user turn.
@@ -189,7 +190,7 @@ func (p *Pipeline) Ask(ctx context.Context, req Request) (*Turn, error) {
 	if turn.References = references(req.Message, cv, st); len(turn.References.Refers) > 0 {
 		turn.Intent = Intent{Label: SameSources, Confidence: 1}
 	} else {
-		turn.Intent = p.classify(req.Message, history, st.Sources)
+		turn.Intent = p.classify(req.Message, history, st.Sources, st.Focus)
 	}
 	turn.Mode = p.detectMode(ctx, req.ModeHint, req.Message, history, cv.modes)
 	spans := invariant.Detect(req.Message)
@@ -368,7 +369,7 @@ func (p *Pipeline) load(ctx context.Context, req Request) (*ragd.ConversationSta
 // classify returns the turn's intent. A first turn has no topic to keep: it is a new topic.
 // Without a classifier every later turn is a drill-down, the intent that keeps both carried
 // sources and fresh retrieval.
-func (p *Pipeline) classify(text string, history []string, sources []ragd.ConversationSource) Intent {
+func (p *Pipeline) classify(text string, history []string, sources []ragd.ConversationSource, f focus.Focus) Intent {
 	if len(history) == 0 {
 		return Intent{Label: NewTopic, Confidence: 1}
 	}
@@ -384,7 +385,13 @@ func (p *Pipeline) classify(text string, history []string, sources []ragd.Conver
 			descs = append(descs, f.Text)
 		}
 	}
-	in := p.Intent.Classify(text, history, descs)
+	// The focus is evidence against a new topic: a turn that names what the conversation is
+	// about continues it.
+	terms := make([]string, 0, len(f.Terms))
+	for _, t := range f.Terms {
+		terms = append(terms, t.Text)
+	}
+	in := p.Intent.Classify(text, history, descs, terms)
 	if in.Confidence < p.cfg.IntentThreshold {
 		// An unsure classifier should not drop sources or restrict retrieval. A sure new-topic
 		// that the guard turned into an unsure label still tells goal boundaries the user moved.
@@ -532,7 +539,7 @@ func (p *Pipeline) rescore(ctx context.Context, query string, ids []int64, o *ra
 // itself; a compare turn also searches each compared entity; a same-sources turn searches within
 // the carried sources at full weight and everywhere else at a reduced one; carried sources enter
 // as their own list.
-func (p *Pipeline) plan(ctx context.Context, query string, history []string, in Intent, picks []carry.Pick, focus []int64, o *rankOptions) error {
+func (p *Pipeline) plan(ctx context.Context, query string, history []string, in Intent, picks []carry.Pick, focusChunks []int64, o *rankOptions) error {
 	vector := p.Embedder != nil
 	freshWeight := 1.0
 	if in.Label == SameSources && len(picks) > 0 {
@@ -585,13 +592,13 @@ func (p *Pipeline) plan(ctx context.Context, query string, history []string, in 
 		}
 	}
 	if p.cfg.ContextWeight > 0 && len(history) > 0 && in.Label != NewTopic {
-		text, err := p.contextText(ctx, query, history[len(history)-1], focus, o)
+		text, err := p.contextText(ctx, query, history[len(history)-1], focusChunks, o)
 		if err != nil {
 			return err
 		}
 		if text != query {
 			w := p.cfg.ContextWeight
-			if leansOnContext(query) {
+			if focus.PointsBack(query) {
 				w *= p.cfg.AnaphoraBoost
 			}
 			o.searches = append(o.searches, search{name: "context-bm25", weight: w, text: text})
@@ -641,23 +648,6 @@ func (p *Pipeline) graphList(ctx context.Context, query string, history []string
 		return l, fmt.Errorf("ask: graph: %w", err)
 	}
 	return l, nil
-}
-
-// anaphora are words by which a question points back at the conversation.
-var anaphora = map[string]bool{"it": true, "its": true, "they": true, "them": true, "their": true, "this": true,
-	"that": true, "these": true, "those": true, "he": true, "she": true, "his": true, "her": true, "there": true,
-	"one": true, "ones": true, "same": true, "such": true, "former": true, "latter": true}
-
-// leansOnContext reports whether a question names its subject only through the conversation:
-// it points back ("any cures for it?") or says almost nothing by itself ("regional differences").
-func leansOnContext(q string) bool {
-	words := strings.FieldsFunc(strings.ToLower(q), func(r rune) bool { return !unicode.IsLetter(r) && r != '\'' })
-	for _, w := range words {
-		if anaphora[w] {
-			return true
-		}
-	}
-	return len(words) <= 3
 }
 
 // focusOf returns the cited chunks of the conversation's focus: its carried sources by carry

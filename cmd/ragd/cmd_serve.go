@@ -226,8 +226,8 @@ func (a *app) keepListening(ctx context.Context, what string, listen func(contex
 // the entities to retrieve for.
 type turnIntent struct{}
 
-func (turnIntent) Classify(text string, history, sources []string) ask.Intent {
-	r := intent.Classify(intent.Turn{Text: text, History: history, Sources: sources})
+func (turnIntent) Classify(text string, history, sources, focus []string) ask.Intent {
+	r := intent.Classify(intent.Turn{Text: text, History: history, Sources: sources, Focus: focus})
 	in := ask.Intent{Label: string(r.Label), Confidence: r.Confidence}
 	if r.Raw == intent.NewTopic {
 		in.NewTopic = r.Probs[intent.NewTopic]

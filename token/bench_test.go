@@ -1,0 +1,76 @@
+package token
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ragd/ragd/internal/modeltest"
+)
+
+// BenchmarkCount counts a short prose paragraph and the first 500 SciFact abstracts, as the
+// chunker and the context bundle do. Each text is counted once before the clock starts: the BPE
+// ranks are loaded and the words are cached, as in a running server.
+func BenchmarkCount(b *testing.B) {
+	prose := strings.Repeat("The quick brown fox jumps over the lazy dog. Vitamin D supplementation "+
+		"reduced fracture risk in elderly women (p < 0.05), a 12-month trial found. ", 8)
+	b.Run("prose", func(b *testing.B) {
+		b.SetBytes(int64(len(prose)))
+		Count(prose)
+		for b.Loop() {
+			Count(prose)
+		}
+	})
+	f, err := os.Open(filepath.Join(modeltest.SharedDir(b), "data", "scifact", "corpus.jsonl"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	var texts []string
+	size := 0
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() && len(texts) < 500 {
+		var d struct{ Text string }
+		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
+			b.Fatal(err)
+		}
+		texts = append(texts, d.Text)
+		size += len(d.Text)
+	}
+	b.Run("scifact500", func(b *testing.B) {
+		b.SetBytes(int64(size))
+		for _, s := range texts {
+			Count(s)
+		}
+		for b.Loop() {
+			for _, s := range texts {
+				Count(s)
+			}
+		}
+	})
+}
+
+// BenchmarkCountCold counts text whose words are not cached yet (the cache is emptied, its maps
+// kept): the price of the first sight, against the encoder alone.
+func BenchmarkCountCold(b *testing.B) {
+	text := strings.Repeat("The quick brown fox jumps over the lazy dog. Vitamin D supplementation "+
+		"reduced fracture risk in elderly women (p < 0.05), a 12-month trial found. ", 8)
+	Count(text)
+	b.Run("cached", func(b *testing.B) {
+		for b.Loop() {
+			for i := range words.shards {
+				clear(words.shards[i].m)
+			}
+			Count(text)
+		}
+	})
+	b.Run("encoder", func(b *testing.B) {
+		for b.Loop() {
+			encode(text)
+		}
+	})
+}

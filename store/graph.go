@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -42,6 +43,11 @@ func (s *Store) SaveGraph(ctx context.Context, chunkIDs []int64, entities [][]kg
 	}
 	if len(kinds) == 0 {
 		return nil
+	}
+	if ragd.PrincipalOf(ctx).All {
+		// Rows take the connection's tenant, and 'all' is none: the graph would land in the
+		// default tenant's, linked to other tenants' chunks.
+		return errors.New("store: a graph is saved for one tenant, not for every tenant at once")
 	}
 	return s.InTx(ctx, func(tx *Store) error {
 		ids, err := tx.entityIDs(ctx, kinds)
@@ -262,13 +268,13 @@ func (s *Store) GraphCoverage(ctx context.Context) (active, withEntities int64, 
 	return active, withEntities, nil
 }
 
-// ChunksWithoutEntities returns up to limit active chunks with id above after that have no
-// entity recorded, by id, with their titles: what building the graph after ingest must read.
-// Chunks without any entity come back on every call, so callers page by id.
+// ChunksWithoutEntities returns up to limit active chunks of ctx's tenant with id above after
+// that have no entity recorded, by id, with their titles: what building the graph after ingest
+// must read. Chunks without any entity come back on every call, so callers page by id.
 func (s *Store) ChunksWithoutEntities(ctx context.Context, after int64, limit int) ([]ragd.Chunk, error) {
 	rows, err := s.db.Query(ctx, chunkSelect+`
-		WHERE c.active AND c.id > $1 AND NOT EXISTS (SELECT 1 FROM chunk_entities ce WHERE ce.chunk_id = c.id)
-		ORDER BY c.id LIMIT $2`, after, limit)
+		WHERE c.active AND c.id > $1 AND c.tenant_id = $3 AND NOT EXISTS (SELECT 1 FROM chunk_entities ce WHERE ce.chunk_id = c.id)
+		ORDER BY c.id LIMIT $2`, after, limit, tenantOf(ctx))
 	if err != nil {
 		return nil, fmt.Errorf("store: reading chunks without entities: %w", err)
 	}

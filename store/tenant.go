@@ -41,6 +41,19 @@ func hashSecret(secret string) []byte {
 	return h[:]
 }
 
+// TenantIDs lists every tenant, for maintenance that works tenant by tenant.
+func (s *Store) TenantIDs(ctx context.Context) ([]uuid.UUID, error) {
+	rows, err := s.db.Query(ctx, "SELECT id FROM tenants ORDER BY created_at, id")
+	if err != nil {
+		return nil, fmt.Errorf("store: listing tenants: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		return nil, fmt.Errorf("store: listing tenants: %w", err)
+	}
+	return ids, nil
+}
+
 // EnsureTenant returns the id of the tenant named name, creating it when it does not exist.
 func (s *Store) EnsureTenant(ctx context.Context, name string) (uuid.UUID, error) {
 	name = strings.TrimSpace(name)

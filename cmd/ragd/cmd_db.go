@@ -102,7 +102,25 @@ func backfillEmbeddings(ctx context.Context, a *app) (int, error) {
 // --kg would have, so a corpus ingested without the graph can be served with it. Documents'
 // links are not stored, so a graph built afterwards lacks the entities only links name. It
 // returns how many chunks it read; running it again reads only the chunks that name nothing.
+// It works tenant by tenant: each tenant's chunks name entities of that tenant's graph.
 func backfillGraph(ctx context.Context, st *store.Store, logger *slog.Logger) (int, error) {
+	tenants, err := st.TenantIDs(ctx)
+	if err != nil {
+		return 0, err
+	}
+	done := 0
+	for _, t := range tenants {
+		n, err := backfillTenantGraph(ragd.WithPrincipal(ctx, ragd.Principal{Tenant: t}), st, logger)
+		done += n
+		if err != nil {
+			return done, fmt.Errorf("tenant %s: %w", t, err)
+		}
+	}
+	return done, nil
+}
+
+// backfillTenantGraph is backfillGraph for ctx's tenant.
+func backfillTenantGraph(ctx context.Context, st *store.Store, logger *slog.Logger) (int, error) {
 	const page = 512
 	var after int64
 	done := 0

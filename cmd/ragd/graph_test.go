@@ -5,8 +5,10 @@ import (
 	"log/slog"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ragd/ragd"
 	"github.com/ragd/ragd/ingest"
 	"github.com/ragd/ragd/internal/dbtest"
 	"github.com/ragd/ragd/store"
@@ -45,4 +47,47 @@ func TestKGNeedsAGraph(t *testing.T) {
 	_, with2, err := st.GraphCoverage(ctx)
 	require.NoError(t, err)
 	require.Equal(t, with, with2, "and nothing is added")
+}
+
+// reindex --graph works tenant by tenant: every tenant's chunks get entities of their own
+// tenant, never the default tenant's, and each tenant's graph finds its own chunks only.
+func TestGraphBackfillIsPerTenant(t *testing.T) {
+	ctx := context.Background()
+	url := dbtest.NewDatabase(t)
+	st, err := store.Open(ctx, store.Config{URL: dbtest.AppURL(t, url), OwnerURL: url, EmbeddingDim: dbtest.Dim})
+	require.NoError(t, err)
+	defer st.Close()
+	beta, err := st.EnsureTenant(ctx, "beta")
+	require.NoError(t, err)
+	betaCtx := ragd.WithPrincipal(ctx, ragd.Principal{Tenant: beta})
+	for _, c := range []context.Context{ctx, betaCtx} {
+		in, err := ingest.New(ingest.Config{}, st, nil)
+		require.NoError(t, err)
+		_, err = in.Ingest(c, in.Walk(c, []string{"../../testdata/corpus"}), nil)
+		require.NoError(t, err)
+	}
+
+	n, err := backfillGraph(ragd.AllTenants(ctx), st, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	require.Positive(t, n)
+
+	conn, err := pgx.Connect(ctx, url)
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	var crossed, betaEntities int
+	require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FROM chunk_entities ce JOIN chunks c ON c.id = ce.chunk_id
+		JOIN entities e ON e.id = ce.entity_id WHERE ce.tenant_id <> c.tenant_id OR e.tenant_id <> c.tenant_id`).Scan(&crossed))
+	require.Zero(t, crossed, "no mention links a chunk to another tenant's entity")
+	require.NoError(t, conn.QueryRow(ctx, "SELECT count(*) FROM entities WHERE tenant_id = $1", beta).Scan(&betaEntities))
+	require.Positive(t, betaEntities, "beta's chunks name beta's entities")
+
+	for _, c := range []context.Context{ctx, betaCtx} {
+		ids, err := st.EntityChunks(c, []string{"earthquake safety"}, 5)
+		require.NoError(t, err)
+		require.NotEmpty(t, ids)
+		var others int
+		require.NoError(t, conn.QueryRow(ctx, "SELECT count(*) FROM chunks WHERE id = ANY($1) AND tenant_id <> $2",
+			ids, ragd.PrincipalOf(c).Tenant).Scan(&others))
+		require.Zero(t, others, "a tenant's graph finds its own chunks")
+	}
 }

@@ -104,3 +104,18 @@ func TestReferredFirst(t *testing.T) {
 	referredBy(sources, res)
 	require.Equal(t, []string{"the last one", "[B]", ""}, []string{sources[0].Referred, sources[1].Referred, sources[2].Referred})
 }
+
+// A shown title named without a cue is the turn's subject: it is not carried in as a reference.
+func TestNamedTitleIsNoReference(t *testing.T) {
+	t.Parallel()
+	d := docs(2)
+	b, err := json.Marshal(map[string]any{shownKey: shownMeta([]Source{{Letter: "A", DocID: d[0], Title: "Hobsons House"}, {Letter: "B", DocID: d[1], Title: "Acorn Guest House"}})})
+	require.NoError(t, err)
+	var meta map[string]any
+	require.NoError(t, json.Unmarshal(b, &meta))
+	cv := readConversation([]ragd.Message{{Role: "user", Turn: 1, Content: "hotels?"}, {Role: "assistant", Turn: 1, Meta: meta}})
+	st := &ragd.ConversationState{}
+	require.Empty(t, references("Is Hobsons House quiet?", cv, st).Refers)
+	require.Equal(t, []uuid.UUID{d[0]}, refer.IDs(references("Is the Hobsons House one quiet?", cv, st).Refers))
+	require.Equal(t, []uuid.UUID{d[1]}, refer.IDs(references("Rather than Acorn Guest House, what else?", cv, st).Excludes))
+}

@@ -64,6 +64,10 @@ const (
 	Title   = "title"   // "the Hobsons House one"
 	Plural  = "plural"  // "both of them", "all of them"
 	Deictic = "deictic" // "that article"
+	// Named is a shown title named without a cue ("is Hobsons House near the river?"): the
+	// turn names its subject, which a shown source has as its title; whether that is a
+	// reference to the source shown, or to the subject, the turn does not say.
+	Named = "named"
 )
 
 // Ref is a shown source a turn refers to, and how.
@@ -938,7 +942,7 @@ func (r *resolver) title(i int) (match, bool) {
 	if !ok {
 		return match{}, false
 	}
-	return match{end: run.end, docs: []int{run.doc}, kind: Title}, true
+	return match{end: run.end, docs: []int{run.doc}, kind: Named}, true
 }
 
 // negated reports whether the reference at token i is set aside: it follows "not", "except

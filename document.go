@@ -161,3 +161,17 @@ type Title struct {
 	Title  string
 	Chunks int
 }
+
+// PassageText is what the models read for a chunk, the embedding model at ingest and the
+// cross-encoder at query time alike: the document title and the heading path give a window the
+// context its text alone may lack.
+func PassageText(title, heading, text string) string {
+	s := text
+	if heading != "" {
+		s = heading + "\n" + s
+	}
+	if title != "" {
+		s = title + "\n" + s
+	}
+	return s
+}

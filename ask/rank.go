@@ -25,7 +25,6 @@ import (
 	"github.com/ragd/ragd/experiment"
 	"github.com/ragd/ragd/focus"
 	"github.com/ragd/ragd/fuse"
-	"github.com/ragd/ragd/ingest"
 	"github.com/ragd/ragd/mode"
 )
 
@@ -678,7 +677,7 @@ func (p *Pipeline) rerankTop(ctx context.Context, query string, cs []Candidate, 
 
 // passage is what the cross-encoder reads of a chunk: the title and heading path give it the
 // context its text alone may lack, as for the embedding.
-func passage(c ragd.Chunk) string { return ingest.EmbeddingText(c.Title, c.Heading, c.Text) }
+func passage(c ragd.Chunk) string { return ragd.PassageText(c.Title, c.Heading, c.Text) }
 
 // keep cuts the ranking to the sources a turn returns: KeepMin, then more up to KeepMax while
 // their score ties the KeepMin-th within TieMargin, since dropping one of two equally good

@@ -370,19 +370,6 @@ func ChunkEntities(title, text string, links []string) []kg.Entity {
 	return kg.Extract(title+"\n"+text, links)
 }
 
-// EmbeddingText is what the embedding model reads for a chunk: the document title and the
-// heading path give a window the context its text alone may lack.
-func EmbeddingText(title, heading, text string) string {
-	s := text
-	if heading != "" {
-		s = heading + "\n" + s
-	}
-	if title != "" {
-		s = title + "\n" + s
-	}
-	return s
-}
-
 // work is one batch on its way through the pipeline.
 type work struct {
 	batch   []prepared
@@ -462,7 +449,7 @@ func (in *Ingester) embed(ctx context.Context, vs []ragd.NewVersion, st *Stats) 
 	var texts []string
 	for _, v := range vs {
 		for _, c := range v.Chunks {
-			texts = append(texts, EmbeddingText(v.Title, c.Heading, c.Text))
+			texts = append(texts, ragd.PassageText(v.Title, c.Heading, c.Text))
 		}
 	}
 	t := time.Now()
@@ -507,7 +494,7 @@ func (in *Ingester) EmbeddingTexts(ctx context.Context, sources iter.Seq2[Source
 				continue
 			}
 			for _, c := range p.nv.Chunks {
-				texts = append(texts, EmbeddingText(p.nv.Title, c.Heading, c.Text))
+				texts = append(texts, ragd.PassageText(p.nv.Title, c.Heading, c.Text))
 			}
 		}
 		out = append(out, texts)

@@ -83,7 +83,7 @@ func backfillEmbeddings(ctx context.Context, a *app) (int, error) {
 		texts := make([]string, len(chunks))
 		ids := make([]int64, len(chunks))
 		for i, c := range chunks {
-			texts[i] = ingest.EmbeddingText(c.Title, c.Heading, c.Text)
+			texts[i] = ragd.PassageText(c.Title, c.Heading, c.Text)
 			ids[i] = c.ID
 		}
 		vecs, err := a.embedder.Embed(ctx, texts)

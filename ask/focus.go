@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -158,6 +159,13 @@ func (p *Pipeline) focusFor(ctx context.Context, message string, st *ragd.Conver
 	}
 	tf.lean = focus.Lean(message, len(links) > 0, p.cfg.FocusImplicit)
 	return tf
+}
+
+// namesTitle reports whether the turn names a title of the corpus itself: it asks about that
+// title, whose documents fresh retrieval finds, and not only about the sources already found (on
+// a corpus of one document per review, the carried documents are other reviews of the entity).
+func (tf turnFocus) namesTitle() bool {
+	return slices.ContainsFunc(tf.own, func(m focus.Mention) bool { return m.Kind == focus.Entity })
 }
 
 // replyMentions links the replies recorded for turns after the focus's last read one, and

@@ -80,3 +80,11 @@ func TestClassifyGetsTheFocus(t *testing.T) {
 	p.classify("any maintenance needed?", []string{"tell me about Hobsons House"}, nil, f)
 	require.Equal(t, []string{"HOBSONS HOUSE", "parking"}, got, "the guard against a wrong new topic reads the focus")
 }
+
+func TestNamesTitle(t *testing.T) {
+	t.Parallel()
+	names := func(ms ...focus.Mention) bool { return turnFocus{own: ms}.namesTitle() }
+	require.False(t, names(), "a turn that names nothing")
+	require.False(t, names(focus.Mention{Text: "views", Kind: focus.Subject}), "a subject is no title")
+	require.True(t, names(focus.Mention{Text: "views", Kind: focus.Subject}, focus.Mention{Text: "ACORN GUEST HOUSE", Kind: focus.Entity}))
+}

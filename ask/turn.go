@@ -185,12 +185,25 @@ func (p *Pipeline) Ask(ctx context.Context, req Request) (*Turn, error) {
 	history := cv.history
 	turn.Timings.add("load_conversation", time.Since(t))
 
+	var tfocus *turnFocus // nil: the focus is off (FocusWeight 0), neither tracked nor searched with
+	if p.cfg.FocusWeight > 0 {
+		t = time.Now()
+		tf := p.focusFor(ctx, req.Message, st, cv)
+		turn.Timings.add("focus", time.Since(t))
+		tfocus = &tf
+	}
+
 	t = time.Now()
 	// References to what the conversation showed are resolved before any classifier.
 	if turn.References = references(req.Message, cv, st); len(turn.References.Refers) > 0 {
 		turn.Intent = Intent{Label: SameSources, Confidence: 1}
 	} else {
 		turn.Intent = p.classify(req.Message, history, st.Sources, st.Focus)
+		if turn.Intent.Label == SameSources && tfocus != nil && tfocus.namesTitle() {
+			// A turn that names a title asks about it, not only about the sources already
+			// found: it is not restricted to them.
+			turn.Intent = Intent{Label: DrillDown, Confidence: turn.Intent.Confidence}
+		}
 	}
 	turn.Mode = p.detectMode(ctx, req.ModeHint, req.Message, history, cv.modes)
 	spans := invariant.Detect(req.Message)
@@ -220,15 +233,8 @@ func (p *Pipeline) Ask(ctx context.Context, req Request) (*Turn, error) {
 	if err := p.plan(ctx, req.Message, history, turn.Intent, picks, focusOf(st.Sources, turn.Intent), &o); err != nil {
 		return nil, err
 	}
-	var tfocus *turnFocus // nil: the focus is off (FocusWeight 0), neither tracked nor searched with
-	if p.cfg.FocusWeight > 0 {
-		t = time.Now()
-		tf := p.focusFor(ctx, req.Message, st, cv)
-		if turn.Intent.Label != NewTopic { // a new topic leans on nothing, as for the context search
-			o.searches = append(o.searches, p.focusSearches(req.Message, tf)...)
-		}
-		turn.Timings.add("focus", time.Since(t))
-		tfocus = &tf
+	if tfocus != nil && turn.Intent.Label != NewTopic { // a new topic leans on nothing, as for the context search
+		o.searches = append(o.searches, p.focusSearches(req.Message, *tfocus)...)
 	}
 
 	ranking, err := p.rank(ctx, req.Message, o)

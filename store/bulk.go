@@ -44,24 +44,50 @@ func (s *Store) LoadThenIndex(ctx context.Context, cfg BulkConfig, load func(ctx
 			return err
 		}
 		t := time.Now()
-		for _, d := range defs {
-			if _, err := tx.db.Exec(ctx, "DROP INDEX "+pgx.Identifier{d.Schema, d.Name}.Sanitize()); err != nil {
-				return fmt.Errorf("store: dropping %s before the load: %w", d.Name, err)
+		err = tx.asOwner(ctx, func() error {
+			for _, d := range defs {
+				if _, err := tx.db.Exec(ctx, "DROP INDEX "+pgx.Identifier{d.Schema, d.Name}.Sanitize()); err != nil {
+					return fmt.Errorf("store: dropping %s before the load: %w", d.Name, err)
+				}
+				st.Indexes = append(st.Indexes, d.Name)
 			}
-			st.Indexes = append(st.Indexes, d.Name)
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 		st.DropIndex = time.Since(t)
 		if err := load(ctx, tx); err != nil {
 			return err
 		}
 		t = time.Now()
-		if err := tx.buildIndexes(ctx, cfg, defs); err != nil {
+		if err := tx.asOwner(ctx, func() error { return tx.buildIndexes(ctx, cfg, defs) }); err != nil {
 			return err
 		}
 		st.BuildIndex = time.Since(t)
 		return nil
 	})
 	return st, err
+}
+
+// asOwner runs fn, inside s's transaction, as the login user, who ran the migrations and owns
+// the tables: ragd works as ragd_app, which may neither drop nor create their indexes. The load
+// between the two stays ragd_app's, under row-level security like any ingest.
+func (s *Store) asOwner(ctx context.Context, fn func() error) error {
+	var role string
+	if err := s.db.QueryRow(ctx, "SELECT current_user").Scan(&role); err != nil {
+		return fmt.Errorf("store: reading the current role: %w", err)
+	}
+	if _, err := s.db.Exec(ctx, "SET LOCAL ROLE NONE"); err != nil {
+		return fmt.Errorf("store: acting as the owner of the tables: %w", err)
+	}
+	if err := fn(); err != nil {
+		return err
+	}
+	if _, err := s.db.Exec(ctx, "SET LOCAL ROLE "+pgx.Identifier{role}.Sanitize()); err != nil {
+		return fmt.Errorf("store: acting as %s again: %w", role, err)
+	}
+	return nil
 }
 
 type indexDef struct {

@@ -127,6 +127,12 @@ func (c evalScaleCmd) runSize(ctx context.Context, a *app, url, owner string, n 
 			return nil, err
 		}
 	}
+	// The load drops and rebuilds the vector index, which only the tables' owner may do: this
+	// offline loader logs in as the owner (store.LoadThenIndex acts as it only for that; the
+	// turns still run as ragd_app, under row-level security).
+	if owner != "" {
+		url, owner = owner, ""
+	}
 	st, err := store.Open(ctx, store.Config{URL: url, OwnerURL: owner, Schema: schema, EmbeddingDim: emb.Dim(), Migrate: true, MaxConns: int32(a.cfg.DBMaxConns), Logger: a.logger})
 	if err != nil {
 		return nil, err

@@ -60,7 +60,9 @@ const (
 // has content words and shares none with the context, does not refer back to what was shown
 // ("those same documents", "you mentioned") and is not an elliptic continuation ("Any
 // maintenance needed?"). Anything else that the classifier called new-topic becomes its most
-// probable other label, all of which keep the carried sources.
+// probable other label, all of which keep the carried sources. Same-sources, which narrows
+// retrieval to the carried sources, likewise needs the turn to refer back to what was shown;
+// without that it is a drill-down.
 //
 // The returned Result's probabilities are the classifier's; Confidence is the chosen label's.
 func Guard(text string, probs map[Label]float64, context []string) (Result, Evidence) {
@@ -78,6 +80,13 @@ func Guard(text string, probs map[Label]float64, context []string) (Result, Evid
 		if ev == EvidenceNewSubject {
 			ev = EvidenceUnsure
 		}
+	}
+	// Same-sources narrows retrieval to what was found before: the second costliest error, on
+	// a turn that asks something new about the conversation's subject. It needs the turn to
+	// anchor on what was shown ("that article", "you mentioned"); otherwise the turn is a
+	// drill-down, which keeps the carried sources and searches afresh too.
+	if r.Label == SameSources && !backRefCue.MatchString(norm) {
+		r.Label = DrillDown
 	}
 	r.Confidence = probs[r.Label]
 	return r, ev

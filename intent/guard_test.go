@@ -132,3 +132,26 @@ func TestClassifyReportedPhrasings(t *testing.T) {
 	r := Classify(Turn{Text: "New topic. How do I prepare for a flood?", History: heatPump})
 	require.Equal(t, NewTopic, r.Label, "%v", r.Probs)
 }
+
+// TestGuardSameSourcesNeedsAnAnchor: a classifier sure of same-sources narrows retrieval to the
+// carried sources only when the turn anchors on what was shown.
+func TestGuardSameSourcesNeedsAnAnchor(t *testing.T) {
+	t.Parallel()
+	sure := map[Label]float64{NewTopic: 0.05, DrillDown: 0.15, Compare: 0.05, SameSources: 0.75}
+	for _, tc := range []struct {
+		text string
+		want Label
+	}{
+		{"Are their bathrooms clean?", DrillDown},
+		{"Is the Gonville Hotel quiet at night?", DrillDown},
+		{"does flood insurance cover the garage?", DrillDown},
+		{"in that article, who pays for the repairs?", SameSources},
+		{"What does the document you mentioned say about pumps?", SameSources},
+		{"Go back to those same documents", SameSources},
+	} {
+		r, _ := Guard(tc.text, sure, flood)
+		require.Equal(t, tc.want, r.Label, tc.text)
+		require.Equal(t, SameSources, r.Raw, tc.text)
+		require.Equal(t, sure[tc.want], r.Confidence, tc.text)
+	}
+}

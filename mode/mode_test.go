@@ -3,7 +3,6 @@ package mode
 import (
 	"bytes"
 	"path/filepath"
-	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -186,13 +185,10 @@ func TestDev(t *testing.T) {
 }
 
 // TestEmbeddedModelIsReproducible retrains on the shared data and compares with the embedded
-// file byte for byte: the committed model is what `go generate` produces. Architectures where
-// the compiler fuses multiply-adds may round differently, so the comparison runs on amd64.
+// file (byte for byte on amd64, see modeltest.SameModel): the committed model is what `go
+// generate` produces.
 func TestEmbeddedModelIsReproducible(t *testing.T) {
 	t.Parallel()
-	if runtime.GOARCH != "amd64" {
-		t.Skip("model.json was generated on amd64; fused multiply-add elsewhere changes the last bits")
-	}
 	rows, err := LoadExamples(filepath.Join(labelsDir(t), "modes_train.jsonl"))
 	require.NoError(t, err)
 	extra, err := LoadExamples(filepath.Join("data", "modes_extra.jsonl"))
@@ -201,5 +197,5 @@ func TestEmbeddedModelIsReproducible(t *testing.T) {
 	require.NoError(t, err)
 	var buf bytes.Buffer
 	require.NoError(t, m.Save(&buf))
-	require.True(t, bytes.Equal(modelJSON, buf.Bytes()), "mode/model.json is stale: run go generate ./mode")
+	modeltest.SameModel(t, modelJSON, buf.Bytes(), "mode/model.json is stale: run go generate ./mode")
 }

@@ -6,8 +6,10 @@
 # them (scripts/demo.sh, then scripts/test.sh). Any error fails it. It needs root
 # (debootstrap, chroot, mounts) on a Linux machine.
 #
-# Usage: scripts/fresh-machine.sh [--cold] [--keep]
+# Usage: scripts/fresh-machine.sh [--cold] [--keep] [--expect CMD]...
 #
+#   --expect CMD  a command the README's block must hold, in this order (repeat for each):
+#                 the run fails if the README says otherwise
 #   --cold   download and build everything again: no cache of packages, Go modules, the
 #            Go toolchain, ONNX Runtime or Go builds (the root tarball is still reused)
 #   --keep   keep the root afterwards (its path is printed)
@@ -51,17 +53,23 @@ set -euo pipefail
 		exit 1
 	}
 
-	COLD=0 KEEP=0
-	for arg in "$@"; do
-		case $arg in
+	COLD=0 KEEP=0 EXPECT=()
+	while (($#)); do
+		case $1 in
 		--cold) COLD=1 ;;
 		--keep) KEEP=1 ;;
+		--expect)
+			(($# >= 2)) || die "--expect needs a command"
+			EXPECT+=("$2")
+			shift
+			;;
 		-h | --help)
 			sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"
 			exit 0
 			;;
-		*) die "unknown argument: $arg (see --help)" ;;
+		*) die "unknown argument: $1 (see --help)" ;;
 		esac
+		shift
 	done
 
 	((EUID == 0)) || die "needs root (debootstrap, chroot and mounts); run scripts/test.sh to test on this machine instead"
@@ -193,6 +201,9 @@ EOF
 	' "$ROOT/work/ragd/README.md")
 	((${#commands[@]} == 2)) ||
 		die "README.md's \"Two commands\" block has ${#commands[@]} commands, not 2: ${commands[*]}"
+	if ((${#EXPECT[@]})) && [[ "${commands[*]}" != "${EXPECT[*]}" ]]; then
+		die "README.md's \"Two commands\" are \"${commands[*]}\", not the expected \"${EXPECT[*]}\""
+	fi
 	{
 		echo 'set -euo pipefail'
 		echo 'cd /work/ragd'

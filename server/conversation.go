@@ -18,16 +18,7 @@ import (
 
 // conversation returns a conversation with its messages and the sources it has found.
 func (s *Server) conversation(c echo.Context) error {
-	id, err := pathID(c)
-	if err != nil {
-		return err
-	}
-	ctx := c.Request().Context()
-	st, err := s.deps.Store.ConversationState(ctx, id)
-	if err != nil {
-		return err
-	}
-	msgs, err := s.deps.Store.Messages(ctx, id)
+	id, st, msgs, err := s.conversationRead(c)
 	if err != nil {
 		return err
 	}
@@ -77,19 +68,11 @@ func (s *Server) recordReply(c echo.Context) error {
 // state and why each is (or stopped being) carried, and what the conversation is about (its
 // focus).
 func (s *Server) conversationSources(c echo.Context) error {
-	id, err := pathID(c)
+	id, st, msgs, err := s.conversationRead(c)
 	if err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
-	st, err := s.deps.Store.ConversationState(ctx, id)
-	if err != nil {
-		return err
-	}
-	msgs, err := s.deps.Store.Messages(ctx, id)
-	if err != nil {
-		return err
-	}
 	f, err := s.deps.Pipeline.Focus(ctx, st, msgs)
 	if err != nil {
 		return err
@@ -199,4 +182,19 @@ func (s *Server) deleteConversation(c echo.Context) error {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
+}
+
+// conversationRead reads the conversation of the request's path: its state and its messages.
+func (s *Server) conversationRead(c echo.Context) (uuid.UUID, *ragd.ConversationState, []ragd.Message, error) {
+	id, err := pathID(c)
+	if err != nil {
+		return uuid.Nil, nil, nil, err
+	}
+	ctx := c.Request().Context()
+	st, err := s.deps.Store.ConversationState(ctx, id)
+	if err != nil {
+		return id, nil, nil, err
+	}
+	msgs, err := s.deps.Store.Messages(ctx, id)
+	return id, st, msgs, err
 }

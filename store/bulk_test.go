@@ -14,10 +14,13 @@ import (
 )
 
 // A bulk load drops the vector index, loads, and builds it again in one transaction: the index
-// is back afterwards and answers, and a failed load leaves table and index as they were.
+// is back afterwards and answers, the planner has the table's statistics, and a failed load
+// leaves table and index as they were.
 func TestLoadThenIndex(t *testing.T) {
 	t.Parallel()
-	ctx, s := setup(t)
+	ctx := context.Background()
+	tx := dbtest.TestTx(t)
+	s := store.New(tx)
 	before, err := s.StorageSizes(ctx)
 	require.NoError(t, err)
 	require.Contains(t, before.Indexes, "chunks_embedding_idx")
@@ -44,6 +47,10 @@ func TestLoadThenIndex(t *testing.T) {
 	n, err := s.CountChunks(ctx)
 	require.NoError(t, err)
 	require.Equal(t, 30, n)
+	var stats int
+	require.NoError(t, tx.QueryRow(ctx, `SELECT count(*) FROM pg_stats
+		WHERE schemaname = current_schema() AND tablename = 'chunks' AND attname = 'tenant_id'`).Scan(&stats))
+	require.Equal(t, 1, stats, "the load analyzes the table")
 
 	hits, err := s.SearchVector(ctx, unit(7, 8, 0.1), 3, nil)
 	require.NoError(t, err)

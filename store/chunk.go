@@ -83,44 +83,60 @@ func (s *Store) MaxSeq(ctx context.Context) (int64, error) {
 }
 
 // SearchVector returns the k active chunks nearest to q by cosine distance, through the HNSW
-// index. Score is cosine similarity. When docs is not empty only their chunks are searched; the
-// scan then iterates the index until k matches are found instead of filtering a fixed candidate
-// list, which could return fewer than k.
+// index. Score is cosine similarity. When docs is not empty only their chunks are searchable.
+//
+// The index holds every tenant's chunks, and row-level security and the filters drop the others'
+// after the index yields them: with hnsw.iterative_scan the scan goes on until k matches are
+// found instead of filtering a fixed candidate list of ef_search, which could return fewer than
+// k. A pool's connections carry both settings from their start (Open), so a search is one
+// statement, one round trip; a store over a transaction (New), or a k above ef_search, sets
+// them for one transaction instead.
 func (s *Store) SearchVector(ctx context.Context, q []float32, k int, docs []uuid.UUID) ([]ragd.Hit, error) {
 	if k < 1 {
 		return nil, ragd.Invalidf("k", "must be at least 1, got %d", k)
 	}
+	if s.searchSet && k <= s.efSearch {
+		return s.searchVector(ctx, q, k, docs)
+	}
 	var hits []ragd.Hit
 	err := s.InTx(ctx, func(tx *Store) error {
-		// SET LOCAL keeps the settings to this transaction: pooled connections stay clean.
-		// The index holds every tenant's chunks: the scan goes on until k of this tenant's (and
-		// of docs, when given) are found, instead of filtering a fixed candidate list.
-		set := fmt.Sprintf("SET LOCAL hnsw.ef_search = %d; SET LOCAL hnsw.iterative_scan = strict_order", max(s.efSearch, k))
-		if _, err := tx.db.Exec(ctx, set); err != nil {
+		// SET LOCAL keeps the settings to this transaction: pooled connections stay as they were.
+		if _, err := tx.db.Exec(ctx, fmt.Sprintf("SET LOCAL hnsw.ef_search = %d; SET LOCAL hnsw.iterative_scan = %s", max(s.efSearch, k), iterativeScan)); err != nil {
 			return fmt.Errorf("store: vector search settings: %w", err)
 		}
-		sql := `SELECT id, 1 - (embedding <=> $1) FROM chunks WHERE active AND embedding IS NOT NULL AND tenant_id = $3`
-		args := []any{pgvector.NewVector(q), k, tenantOf(ctx)}
-		if len(docs) > 0 {
-			sql += " AND doc_id = ANY($4)"
-			args = append(args, docs)
-		}
-		rows, err := tx.db.Query(ctx, sql+" ORDER BY embedding <=> $1 LIMIT $2", args...)
-		if err != nil {
-			return fmt.Errorf("store: vector search: %w", err)
-		}
-		var h ragd.Hit
-		_, err = pgx.ForEachRow(rows, []any{&h.ChunkID, &h.Score}, func() error {
-			h.Rank = len(hits) + 1
-			hits = append(hits, h)
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("store: vector search: %w", err)
-		}
-		return nil
+		var err error
+		hits, err = tx.searchVector(ctx, q, k, docs)
+		return err
 	})
 	return hits, err
+}
+
+// iterativeScan is pgvector's hnsw.iterative_scan for every vector search: results in exact
+// distance order, as many as asked for whatever the filters drop.
+const iterativeScan = "strict_order"
+
+func (s *Store) searchVector(ctx context.Context, q []float32, k int, docs []uuid.UUID) ([]ragd.Hit, error) {
+	sql := `SELECT id, 1 - (embedding <=> $1) FROM chunks WHERE active AND embedding IS NOT NULL AND tenant_id = $3`
+	args := []any{pgvector.NewVector(q), k, tenantOf(ctx)}
+	if len(docs) > 0 {
+		sql += " AND doc_id = ANY($4)"
+		args = append(args, docs)
+	}
+	rows, err := s.db.Query(ctx, sql+" ORDER BY embedding <=> $1 LIMIT $2", args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: vector search: %w", err)
+	}
+	var hits []ragd.Hit
+	var h ragd.Hit
+	_, err = pgx.ForEachRow(rows, []any{&h.ChunkID, &h.Score}, func() error {
+		h.Rank = len(hits) + 1
+		hits = append(hits, h)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: vector search: %w", err)
+	}
+	return hits, nil
 }
 
 // ChunksWithoutEmbedding returns up to limit active chunks that have no embedding yet, for

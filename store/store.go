@@ -124,8 +124,11 @@ type Store struct {
 	db       DB
 	pool     *pgxpool.Pool // nil when the store wraps a transaction
 	efSearch int
-	logger   *slog.Logger
-	health   *health
+	// searchSet says that the connections start with hnsw.ef_search = efSearch and
+	// hnsw.iterative_scan set (a pool's do; a wrapped transaction's need not).
+	searchSet bool
+	logger    *slog.Logger
+	health    *health
 }
 
 // The command line hands *Store to ask, server, ingest and index as a ragd.Store; this fails the
@@ -163,6 +166,10 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err := prepare(ctx, owner, cfg, pcfg.ConnConfig.User); err != nil {
 		return nil, err
 	}
+	// Every connection starts with the vector search's settings (in the startup packet: no round
+	// trip), so a search needs no transaction of its own to set them (SearchVector).
+	pcfg.ConnConfig.RuntimeParams["hnsw.ef_search"] = fmt.Sprint(cfg.EfSearch)
+	pcfg.ConnConfig.RuntimeParams["hnsw.iterative_scan"] = iterativeScan
 	if pcfg.ConnConfig.ConnectTimeout == 0 { // the URL's connect_timeout, when it has one
 		// A server that does not answer makes a request wait at most this long before its 503.
 		pcfg.ConnConfig.ConnectTimeout = 3 * time.Second
@@ -190,7 +197,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("store: %w: %w", ragd.ErrUnavailable, err)
 	}
 	h := &health{}
-	return &Store{db: classifyDB{pool, h}, pool: pool, efSearch: cfg.EfSearch, logger: cfg.Logger, health: h}, nil
+	return &Store{db: classifyDB{pool, h}, pool: pool, efSearch: cfg.EfSearch, searchSet: true, logger: cfg.Logger, health: h}, nil
 }
 
 // prepare runs on a single connection (the owner's, when there is one) before the pool exists,
@@ -294,7 +301,7 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Store) error) error {
 		return fmt.Errorf("store: begin: %w", err)
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	if err := fn(&Store{db: classifyDB{tx, s.health}, efSearch: s.efSearch, logger: s.logger, health: s.health}); err != nil {
+	if err := fn(&Store{db: classifyDB{tx, s.health}, efSearch: s.efSearch, searchSet: s.searchSet, logger: s.logger, health: s.health}); err != nil {
 		return err
 	}
 	if err := tx.Commit(ctx); err != nil {

@@ -269,6 +269,7 @@ func (c evalScaleCmd) load(ctx context.Context, a *app, st *store.Store, bm25Dir
 		"3_embed":          stats.Embed.Seconds(),
 		"4_copy":           stats.Store.Seconds(),
 		"5_vector_index":   ls.BuildIndex.Seconds(),
+		"5_analyze":        ls.Analyze.Seconds(),
 		"6_bm25_index":     bm25.Seconds(),
 		"total":            (total + bm25).Seconds(),
 		"chunks_per_s_all": float64(stats.Chunks) / (total + bm25).Seconds(),

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/ragd/ragd"
@@ -379,19 +380,31 @@ func invariantTexts(invs []invariant.Invariant) string {
 	return strings.Join(parts, "; ")
 }
 
-// telemetry records the turn's mode and context on its assistant message.
-func telemetry(w *ragd.TurnWrite, t *Turn) {
-	sections := map[string]any{}
-	for _, s := range t.Context.Sections {
-		sections[s.Name] = map[string]int{"budget": s.Budget, "used": s.Used}
-	}
-	w.Meta["mode"] = string(t.Mode.Mode)
-	w.Meta["mode_confidence"] = t.Mode.Confidence
-	w.Meta["mode_source"] = string(t.Mode.Source)
-	w.Meta["arm"] = t.Context.Arm
-	w.Meta["treated"] = t.Context.Treated
-	w.Meta["latency_ms"] = t.latency.Milliseconds()
-	w.Meta["context"] = map[string]any{"mode": t.Context.Mode, "budget": t.Context.BudgetTokens,
-		"used": t.Context.UsedTokens, "sections": sections, "invariants": len(t.Context.Invariants),
-		"breach": len(t.Context.Breach), "fallback": t.Context.Fallback}
+// turnHistory is what a turn's context bundle takes from the conversation, with what it decided:
+// the turn's number, whether the turn starts a goal, and the capsules of the goals that start
+// finishes.
+type turnHistory struct {
+	number   int
+	start    bool
+	capsules []ragd.Capsule
+	input    bundle.Input // all but the evidence and the budgets
+}
+
+// history gathers the bundle's input from the conversation st (with messages cv) for the turn
+// that asks message.
+func (p *Pipeline) history(st *ragd.ConversationState, cv conversation, message string, spans []invariant.Span,
+	goal compact.Boundary, summaries map[int]string) turnHistory {
+	h := turnHistory{number: st.Conversation.Turn + 1}
+	h.start = goal.New && h.number > 1
+	h.capsules = p.capsules(st.Capsules, cv, h.number, message, h.start, summaries)
+	h.input = ContextInput(History{Messages: cv.messages, Capsules: append(slices.Clone(st.Capsules), h.capsules...)},
+		TurnContext{Number: h.number, Message: message, Spans: spans, GoalStart: h.start, Rules: p.cfg.Rules, Strategy: p.strategy})
+	return h
+}
+
+// moved reports whether the conversation changed between read, before the turn's transaction,
+// and locked, under its lock, in what the context bundle is built from: its turns and capsules.
+func moved(read, locked *ragd.ConversationState) bool {
+	return read.Conversation.Turn != locked.Conversation.Turn || read.Conversation.ABArm != locked.Conversation.ABArm ||
+		!slices.EqualFunc(read.Capsules, locked.Capsules, func(a, b ragd.Capsule) bool { return a.First == b.First && a.Last == b.Last && a.Text == b.Text })
 }

@@ -208,19 +208,19 @@ func (p *Pipeline) docFreq(words []string) map[string]int {
 // searched within: the question among its documents. One with fewer (a page of a few passages)
 // is not: restricted to it, the search would return the whole title whatever the question asks,
 // so its name is added to the question instead, as a rewrite would.
-func (p *Pipeline) focusSearches(query string, tf turnFocus) []search {
-	if p.cfg.FocusWeight == 0 || tf.lean == 0 {
+func focusSearches(cfg Config, query string, tf turnFocus) []search {
+	if cfg.FocusWeight == 0 || tf.lean == 0 {
 		return nil
 	}
 	var out []search
-	lead := tf.prior.Leading(p.cfg.FocusRatio, p.cfg.FocusEntities)
+	lead := tf.prior.Leading(cfg.FocusRatio, cfg.FocusEntities)
 	for i, e := range lead {
 		name := "focus-bm25"
 		if i > 0 {
 			name = fmt.Sprintf("focus%d-bm25", i+1)
 		}
-		s := search{name: name, weight: p.cfg.FocusWeight * tf.lean * e.Weight / lead[0].Weight, text: query, title: e.Text}
-		if tf.chunks[e.Text] <= p.cfg.FreshK {
+		s := search{name: name, weight: cfg.FocusWeight * tf.lean * e.Weight / lead[0].Weight, text: query, title: e.Text}
+		if tf.chunks[e.Text] <= cfg.FreshK {
 			s.text, s.title = query+" "+e.Text, ""
 		}
 		out = append(out, s)

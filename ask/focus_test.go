@@ -19,7 +19,7 @@ func TestFocusSearches(t *testing.T) {
 		{Text: "Lunar phase", Kind: focus.Entity, Weight: 0.3, Turn: 1, Origin: focus.FromReply},
 	}}
 	chunks := map[string]int{"GONVILLE HOTEL": 76, "UNIVERSITY ARMS HOTEL": 12}
-	got := p.focusSearches("do they have parking?", turnFocus{prior: prior, lean: 1, chunks: chunks})
+	got := focusSearches(p.cfg, "do they have parking?", turnFocus{prior: prior, lean: 1, chunks: chunks})
 	require.Equal(t, []search{
 		// More chunks than a search returns: the question among the hotel's documents.
 		{name: "focus-bm25", weight: 2, text: "do they have parking?", title: "GONVILLE HOTEL"},
@@ -27,12 +27,12 @@ func TestFocusSearches(t *testing.T) {
 		{name: "focus2-bm25", weight: 2 * 0.9, text: "do they have parking? UNIVERSITY ARMS HOTEL"},
 	}, got, "the leading entities (within 0.8 of the heaviest); subjects are not searched with")
 
-	require.Len(t, p.focusSearches("q", turnFocus{prior: prior, lean: 0.5, chunks: chunks}), 2)
-	require.Equal(t, 1.0, p.focusSearches("q", turnFocus{prior: prior, lean: 0.5, chunks: chunks})[0].weight)
-	require.Empty(t, p.focusSearches("q", turnFocus{prior: prior, lean: 0, chunks: chunks}), "a turn that names its own subject")
-	require.Empty(t, p.focusSearches("q", turnFocus{lean: 1}), "an empty focus")
+	require.Len(t, focusSearches(p.cfg, "q", turnFocus{prior: prior, lean: 0.5, chunks: chunks}), 2)
+	require.Equal(t, 1.0, focusSearches(p.cfg, "q", turnFocus{prior: prior, lean: 0.5, chunks: chunks})[0].weight)
+	require.Empty(t, focusSearches(p.cfg, "q", turnFocus{prior: prior, lean: 0, chunks: chunks}), "a turn that names its own subject")
+	require.Empty(t, focusSearches(p.cfg, "q", turnFocus{lean: 1}), "an empty focus")
 	p.cfg.FocusWeight = 0
-	require.Empty(t, p.focusSearches("q", turnFocus{prior: prior, lean: 1, chunks: chunks}), "weight 0 is off")
+	require.Empty(t, focusSearches(p.cfg, "q", turnFocus{prior: prior, lean: 1, chunks: chunks}), "weight 0 is off")
 }
 
 func TestNextFocus(t *testing.T) {

@@ -1,31 +1,23 @@
-// Package ask is the turn pipeline: it wires the stages of one /v1/ask turn over small
-// interfaces and times each stage. The stages themselves are plain functions in their own
-// packages (fuse, dedupe, citations, ...); this is the one place that calls them in order.
 package ask
+
+// Ranking: a plan's searches run, their lists deduped and fused with the plan's other lists,
+// the top reranked; then the cut to the sources a turn returns, and their details.
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"log/slog"
 	"maps"
-	"math"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/ragd/ragd"
-	"github.com/ragd/ragd/bundle"
-	"github.com/ragd/ragd/carry"
-	"github.com/ragd/ragd/compact"
 	"github.com/ragd/ragd/dedupe"
-	"github.com/ragd/ragd/experiment"
-	"github.com/ragd/ragd/focus"
 	"github.com/ragd/ragd/fuse"
-	"github.com/ragd/ragd/mode"
 )
 
 // Method is a retrieval configuration. /v1/ask uses the best one available; eval compares them.
@@ -37,284 +29,6 @@ const (
 	Hybrid       Method = "hybrid"        // both, fused by RRF
 	HybridRerank Method = "hybrid+rerank" // hybrid, then the cross-encoder reorders the top candidates
 )
-
-// Config holds the pipeline's numbers; each is a product default, not a literal in code.
-type Config struct {
-	// FreshK is how many chunks each fresh retriever returns every turn.
-	FreshK int
-	// RRFK is the reciprocal rank fusion constant (ranks counted from 1).
-	RRFK int
-	// Weights of each list in fusion.
-	BM25Weight   float64
-	VectorWeight float64
-	// RerankTop is how many fused candidates the cross-encoder scores.
-	RerankTop int
-	// KeepMin and KeepMax bound the sources a turn returns: KeepMin always (when found), and up
-	// to KeepMax while the next candidate's score ties the KeepMin-th within TieMargin.
-	KeepMin   int
-	KeepMax   int
-	TieMargin float64
-	// FactsPerSource is how many key sentences the fact sheet gives each source.
-	FactsPerSource int
-	// MaxMessageBytes is the longest user message accepted.
-	MaxMessageBytes int
-	// MaxPins is the most documents one conversation may have pinned: every pin is re-scored and
-	// fused on every turn, so pins are bounded work.
-	MaxPins int
-
-	// Carry holds the carry-over rules' numbers (tau, decay, idle turns, cap).
-	Carry carry.Config
-	// CarryWeight is the weight of the carried list in fusion on drill-downs, ReferWeight on
-	// turns that refer to what was found (compare, same-sources). On MTRAG follow-ups only 8-22%
-	// of a turn's relevant passages were relevant to an earlier turn: there the conversation
-	// helps most by naming the subject (the context search), and carried passages are a light
-	// list; a turn that points at them gets them at full weight.
-	CarryWeight float64
-	ReferWeight float64
-	// IntentThreshold is the confidence under which a turn's intent is taken as drill-down, the
-	// intent that neither drops sources nor restricts retrieval.
-	IntentThreshold float64
-	// SameSourcesFreshWeight is the weight of searches over everything in a same-sources turn,
-	// whose searches within the carried sources weigh 1: strongly favoured, not exclusive.
-	SameSourcesFreshWeight float64
-	// CompareWeight is the weight of each compared entity's searches.
-	CompareWeight float64
-	// ContextWeight is the weight of the context search: BM25 on the question plus the telling
-	// words of the previous turn and of the carried sources' titles, a list of its own beside
-	// the question's (0 turns it off). It names what a follow-up leaves implicit ("when do
-	// they play?") without replacing the question's own search.
-	ContextWeight float64
-	// ContextTitles is how many carried sources' titles the context search draws words from, and
-	// ContextTerms how many words it adds.
-	ContextTitles int
-	ContextTerms  int
-	// Mode tunes mode detection (threshold 0.70, smoothing over the last 3 modes).
-	Mode mode.Config
-	// Rules are the operator's rules, placed in every bundle's rules section after the sticky
-	// invariants.
-	Rules []string
-	// Compact chooses what of the conversation a bundle sees (goal-boundary compaction by
-	// default) and bounds capsules.
-	Compact compact.Config
-	// Experiment is the A/B experiment conversations are assigned to at their first turn.
-	Experiment experiment.Config
-	// Graph turns on the mini knowledge graph: follow-ups whose entities came up before get a
-	// list of the chunks that mention them and their neighbours. It needs a corpus ingested with
-	// entities (ingest.Config.Graph); without them the list is empty.
-	Graph bool
-	// KGNeighbours is how many 1-hop neighbours of the repeated entities the graph adds, KGChunks
-	// the most chunks its list brings into fusion, and KGWeight that list's weight.
-	KGNeighbours int
-	KGChunks     int
-	KGWeight     float64
-	// AnaphoraBoost multiplies the context search's weight for a question that leans on the
-	// conversation (a pronoun, or three words or fewer).
-	AnaphoraBoost float64
-	// PinChunks is how many chunks of a newly pinned document are re-scored to represent it;
-	// SourceChunks how many chunks per carried document a same-sources search looks in.
-	PinChunks    int
-	SourceChunks int
-
-	// Focus holds the conversation focus's numbers: its decay per turn, the weight of a name by
-	// where it was said (user, recorded reply, source title).
-	Focus focus.Config
-	// Gazetteer holds the thresholds by which the focus recognises the corpus's titles in text.
-	Gazetteer focus.GazetteerConfig
-	// FocusWeight is the weight of the focus search, times how much the turn leans on the
-	// conversation: 1 when it points back ("are their rooms clean?"), FocusImplicit when it names
-	// nothing of its own, 0 when it names a title itself. The focus search is the question among
-	// the documents of what the conversation is about (its heaviest entity, and those within
-	// FocusRatio of its weight, at most FocusEntities). 0 turns the focus off: turns neither
-	// track it nor search with it.
-	FocusWeight   float64
-	FocusImplicit float64
-	FocusRatio    float64
-	FocusEntities int
-	// FocusSubjects is how many telling words of each user turn the focus keeps as subjects.
-	FocusSubjects int
-}
-
-// DefaultConfig returns the product spec's numbers. Every field of a Config means what it says,
-// zero included: a list weight of 0 turns that list off (it is neither searched nor fused), a
-// control ratio of 0 puts every conversation in treatment, a mode threshold of 0 never falls back.
-// Start from DefaultConfig and change what differs; the zero Config is not a usable one.
-func DefaultConfig() Config {
-	return Config{
-		FreshK:          40,
-		RRFK:            fuse.DefaultK,
-		BM25Weight:      1,
-		VectorWeight:    1,
-		RerankTop:       40,
-		KeepMin:         8,
-		KeepMax:         10,
-		TieMargin:       0.01,
-		FactsPerSource:  2,
-		MaxMessageBytes: 8192,
-		MaxPins:         32,
-		Carry:           carry.DefaultConfig(),
-		// Chosen on MTRAG (BM25, all three domains): see CarryWeight.
-		CarryWeight:            0.01,
-		ReferWeight:            0.3,
-		IntentThreshold:        0.5,
-		SameSourcesFreshWeight: 0.25,
-		CompareWeight:          1,
-		ContextWeight:          0.5,
-		ContextTitles:          2,
-		ContextTerms:           3,
-		Mode:                   mode.DefaultConfig(),
-		Experiment:             experiment.DefaultConfig(),
-		Compact:                compact.DefaultConfig(),
-		KGNeighbours:           5,
-		KGChunks:               10,
-		KGWeight:               0.5,
-		AnaphoraBoost:          2,
-		PinChunks:              20,
-		SourceChunks:           500,
-		Focus:                  focus.DefaultConfig(),
-		Gazetteer:              focus.DefaultGazetteerConfig(),
-		FocusWeight:            2,
-		FocusImplicit:          0.5,
-		FocusRatio:             0.8,
-		FocusEntities:          3,
-		FocusSubjects:          3,
-	}
-}
-
-// Validate checks the numbers. It reports every bad field at once, joined in one flat
-// errors.Join, each as a *ragd.InputError
-// whose Field is the Config field's name ("Carry.Decay" for a nested one), so a caller that set
-// the field from a flag can name the flag.
-func (c Config) Validate() error {
-	var errs []error
-	bad := func(field, format string, args ...any) { errs = append(errs, ragd.Invalidf(field, format, args...)) }
-	if c.FreshK < 1 || c.FreshK > 1000 {
-		bad("FreshK", "must be in 1..1000, got %d", c.FreshK)
-	}
-	if c.RRFK < 1 {
-		bad("RRFK", "must be at least 1, got %d", c.RRFK)
-	}
-	if c.RerankTop < 1 {
-		bad("RerankTop", "must be at least 1, got %d", c.RerankTop)
-	}
-	if c.KeepMin < 1 || c.KeepMax < c.KeepMin {
-		bad("KeepMin", "keep %d..%d: need 1 <= min <= max", c.KeepMin, c.KeepMax)
-	}
-	if c.TieMargin < 0 {
-		bad("TieMargin", "must not be negative, got %g", c.TieMargin)
-	}
-	if c.FactsPerSource < 1 || c.FactsPerSource > 10 {
-		bad("FactsPerSource", "must be in 1..10, got %d", c.FactsPerSource)
-	}
-	if c.MaxPins < 1 {
-		bad("MaxPins", "must be at least 1, got %d", c.MaxPins)
-	}
-	if c.MaxMessageBytes < 1 {
-		bad("MaxMessageBytes", "must be at least 1, got %d", c.MaxMessageBytes)
-	}
-	type weight struct {
-		field string
-		w     float64
-	}
-	for _, w := range []weight{{"BM25Weight", c.BM25Weight}, {"VectorWeight", c.VectorWeight},
-		{"CarryWeight", c.CarryWeight}, {"ReferWeight", c.ReferWeight}, {"CompareWeight", c.CompareWeight},
-		{"SameSourcesFreshWeight", c.SameSourcesFreshWeight}, {"ContextWeight", c.ContextWeight},
-		{"KGWeight", c.KGWeight}, {"AnaphoraBoost", c.AnaphoraBoost}, {"FocusWeight", c.FocusWeight}} {
-		if w.w < 0 || math.IsNaN(w.w) || math.IsInf(w.w, 0) {
-			bad(w.field, "must be a number >= 0 (0 turns it off), got %g", w.w)
-		}
-	}
-	if c.IntentThreshold < 0 || c.IntentThreshold > 1 {
-		bad("IntentThreshold", "must be in 0..1, got %g", c.IntentThreshold)
-	}
-	for _, n := range []struct {
-		field string
-		v     int
-	}{{"ContextTitles", c.ContextTitles}, {"ContextTerms", c.ContextTerms}, {"KGNeighbours", c.KGNeighbours},
-		{"KGChunks", c.KGChunks}, {"FocusEntities", c.FocusEntities}, {"FocusSubjects", c.FocusSubjects}} {
-		if n.v < 0 {
-			bad(n.field, "must not be negative, got %d", n.v)
-		}
-	}
-	if c.PinChunks < 1 {
-		bad("PinChunks", "must be at least 1, got %d", c.PinChunks)
-	}
-	if c.SourceChunks < 1 {
-		bad("SourceChunks", "must be at least 1, got %d", c.SourceChunks)
-	}
-	if c.FocusImplicit < 0 || c.FocusImplicit > 1 {
-		bad("FocusImplicit", "must be in 0..1, got %g", c.FocusImplicit)
-	}
-	if c.FocusRatio <= 0 || c.FocusRatio > 1 {
-		bad("FocusRatio", "must be in (0, 1], got %g", c.FocusRatio)
-	}
-	for _, e := range joined(c.Focus.Validate()) {
-		var fe *focus.FieldError
-		if errors.As(e, &fe) {
-			bad("Focus."+fe.Field, "%s", fe.Reason)
-		} else {
-			errs = append(errs, e)
-		}
-	}
-	errs = append(errs, nested("Carry", c.Carry.Validate())...)
-	errs = append(errs, nested("Mode", c.Mode.Validate())...)
-	errs = append(errs, nested("Experiment", c.Experiment.Validate())...)
-	errs = append(errs, nested("Compact", c.Compact.Validate())...)
-	return errors.Join(errs...)
-}
-
-// nested lists a nested config's errors with their fields prefixed by the name of the field
-// holding it, so Validate's joined errors stay one flat list.
-func nested(prefix string, err error) []error {
-	var out []error
-	for _, e := range joined(err) {
-		if ie, ok := e.(*ragd.InputError); ok {
-			e = &ragd.InputError{Field: prefix + "." + ie.Field, Reason: ie.Reason}
-		}
-		out = append(out, e)
-	}
-	return out
-}
-
-// joined lists the errors an errors.Join holds (one level), or err itself.
-func joined(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		return j.Unwrap()
-	}
-	if err == nil {
-		return nil
-	}
-	return []error{err}
-}
-
-// TextIndex is the BM25 index.
-type TextIndex interface {
-	Search(ctx context.Context, text string, n int) ([]ragd.Hit, error)
-	SearchIn(ctx context.Context, text string, n int, chunks []int64) ([]ragd.Hit, error)
-	SearchTitle(ctx context.Context, text, title string, n int) ([]ragd.Hit, error)
-	Coverage(query string, texts []string) ([]float64, error)
-	Keywords(text, exclude string, n int) ([]string, error)
-	// Terms, DocFreq and Seq are what the focus's gazetteer reads: words as BM25 analyses them,
-	// their frequencies, and the sequence the index is caught up to (a new one means new titles).
-	Terms(text string) []string
-	DocFreq(field string, terms []string) (map[string]int, error)
-	Seq() int64
-}
-
-// Embedder embeds the query for vector search.
-type Embedder interface {
-	Embed(ctx context.Context, texts []string) ([][]float32, error)
-}
-
-// Reranker scores passages against a query with a cross-encoder.
-type Reranker interface {
-	Score(ctx context.Context, query string, passages []string) ([]float32, error)
-}
-
-// ErrNoVectors means a method needs vector search but no embedding model is configured.
-var ErrNoVectors = fmt.Errorf("%w: no embedding model is configured, vector search is off", ragd.ErrUnavailable)
-
-// ErrNoReranker means a method needs the cross-encoder but none is configured.
-var ErrNoReranker = fmt.Errorf("%w: no cross-encoder is configured, reranking is off", ragd.ErrUnavailable)
 
 // Timing is how long one stage of a turn took.
 type Timing struct {
@@ -361,130 +75,50 @@ type Ranking struct {
 	Queries map[string]string
 }
 
-// Deps are the pipeline's collaborators. Index and Store are required. Embedder, Reranker and
-// Answerer may be nil: vector search, reranking or answer generation is then skipped, and
-// responses say so.
-type Deps struct {
-	Index    TextIndex
-	Store    ragd.Store
-	Embedder Embedder
-	Reranker Reranker
-	Answerer Answerer
-	Intent   IntentClassifier
-	// Monitors watch the mode distribution across conversations; nil fields are not watched.
-	Monitors Monitors
-	// Boundaries decides where goals start; nil is compact.Shift with its default threshold.
-	Boundaries compact.Detector
-	// Summarizer writes the capsules of finished goals (an LLM); nil, or a failing one, leaves
-	// them to compact.Extract.
-	Summarizer compact.Summarizer
-	// BuildBundle builds context bundles; nil is bundle.Build. The pipeline checks what it
-	// returns for lost invariants and rebuilds with bundle.Build and GENERAL budgets.
-	BuildBundle func(bundle.Input) bundle.Bundle
-	Logger      *slog.Logger
-}
-
-// Pipeline runs turns.
-type Pipeline struct {
-	cfg      Config
-	strategy compact.Strategy
-	gaz      *gazetteers
-	Deps
-}
-
-// New returns a pipeline.
-func New(cfg Config, d Deps) (*Pipeline, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, fmt.Errorf("ask: %w", err)
-	}
-	if d.Index == nil || d.Store == nil {
-		return nil, errors.New("ask: an index and a store are required")
-	}
-	if cfg.BM25Weight == 0 && (cfg.VectorWeight == 0 || d.Embedder == nil) {
-		return nil, fmt.Errorf("ask: %w", ragd.Invalidf("BM25Weight", "is 0 and there is no vector search: a turn would retrieve nothing fresh"))
-	}
-	if d.Logger == nil {
-		d.Logger = slog.Default()
-	}
-	if d.BuildBundle == nil {
-		d.BuildBundle = bundle.Build
-	}
-	if d.Boundaries == nil {
-		d.Boundaries = compact.Shift{}
-	}
-	strategy, err := compact.New(cfg.Compact)
-	if err != nil {
-		return nil, fmt.Errorf("ask: %w", err)
-	}
-	return &Pipeline{cfg: cfg, strategy: strategy, gaz: &gazetteers{}, Deps: d}, nil
-}
-
-// search is one retrieval of a turn: BM25 or vector, over everything or within given chunks or
-// documents. Its hits become a list named name in fusion.
-type search struct {
-	name   string
-	weight float64
-	text   string
-	vector bool
-	chunks []int64     // BM25 among these chunks only; nil searches everything
-	docs   []uuid.UUID // vector among these documents only; nil searches everything
-	title  string      // BM25 among the chunks whose title has these words; "" searches everything
-}
-
-// rankOptions say which stages a ranking runs. extra lists (carried sources, graph neighbours)
-// join fusion beside the searches' lists; known holds cross-encoder scores already computed this
-// turn, by chunk, so reranking does not score a chunk twice.
-type rankOptions struct {
-	searches []search
-	extra    []fuse.List
-	rerank   bool
-	vectors  map[string][]float32 // query embeddings already computed, by text
-	known    map[int64]float64
-	chunks   *chunkCache // nil reads from the store
-}
-
-// freshSearches are the searches every turn runs on the question itself.
-func (p *Pipeline) freshSearches(query string, vector bool, weight float64) []search {
-	out := []search{{name: "bm25", weight: weight * p.cfg.BM25Weight, text: query}}
-	if vector {
-		out = append(out, search{name: "vector", weight: weight * p.cfg.VectorWeight, text: query, vector: true})
-	}
-	return out
+// reused is what a turn computed before ranking that ranking would otherwise compute again:
+// question embeddings by text, and cross-encoder scores by chunk (re-scoring carried sources
+// makes both).
+type reused struct {
+	vectors map[string][]float32
+	scores  map[int64]float64
 }
 
 // Rank runs the stages a method names, for evaluation and for tools that rank without a
 // conversation.
 func (p *Pipeline) Rank(ctx context.Context, query string, m Method) (*Ranking, error) {
 	vector := m == Vector || m == Hybrid || m == HybridRerank
-	o := rankOptions{rerank: m == HybridRerank}
+	rerank := m == HybridRerank
 	if vector && p.Embedder == nil {
 		return nil, ErrNoVectors
 	}
-	if o.rerank && p.Reranker == nil {
+	if rerank && p.Reranker == nil {
 		return nil, ErrNoReranker
 	}
-	o.searches = p.freshSearches(query, vector, 1)
+	searches := freshSearches(p.cfg, query, vector, 1)
 	if m == Vector {
-		o.searches = o.searches[1:]
+		searches = searches[1:]
 	}
-	return p.rank(ctx, query, o)
+	return p.rank(ctx, query, turnPlan{searches: searches}, rerank, reused{}, newChunkCache(p.Store))
 }
 
-func (p *Pipeline) rank(ctx context.Context, query string, o rankOptions) (*Ranking, error) {
+// rank runs a plan: its searches, then dedupe and fusion of their lists with its extra ones, then,
+// when rerank, the cross-encoder over the top.
+func (p *Pipeline) rank(ctx context.Context, query string, pl turnPlan, rerank bool, prior reused, cache *chunkCache) (*Ranking, error) {
 	// A weight of 0 is a list turned off: it is not searched, and fuse would count it as 1.
-	o.searches = slices.DeleteFunc(slices.Clone(o.searches), func(s search) bool { return s.weight <= 0 })
-	o.extra = slices.DeleteFunc(slices.Clone(o.extra), func(l fuse.List) bool { return l.Weight <= 0 })
+	searches := slices.DeleteFunc(slices.Clone(pl.searches), func(s search) bool { return s.weight <= 0 })
+	extra := slices.DeleteFunc(slices.Clone(pl.extra), func(l fuse.List) bool { return l.Weight <= 0 })
 	var r Ranking
-	lists, err := p.retrieve(ctx, o, &r.Timings)
+	lists, timings, err := p.retrieve(ctx, searches, prior.vectors)
 	if err != nil {
 		return nil, err
 	}
-	lists = append(lists, o.extra...)
+	r.Timings = timings
+	lists = append(lists, extra...)
 	for _, l := range lists {
 		r.Lists = append(r.Lists, l.Name)
 	}
 	r.Queries = map[string]string{}
-	for _, s := range o.searches {
+	for _, s := range searches {
 		r.Queries[s.name] = s.text
 		if s.title != "" {
 			r.Queries[s.name] += " [title: " + s.title + "]"
@@ -492,10 +126,7 @@ func (p *Pipeline) rank(ctx context.Context, query string, o rankOptions) (*Rank
 	}
 
 	t := time.Now()
-	if o.chunks == nil {
-		o.chunks = newChunkCache(p.Store)
-	}
-	chunks, err := o.chunks.get(ctx, unionIDs(lists))
+	chunks, err := cache.get(ctx, unionIDs(lists))
 	if err != nil {
 		return nil, err
 	}
@@ -518,9 +149,9 @@ func (p *Pipeline) rank(ctx context.Context, query string, o rankOptions) (*Rank
 	}
 	r.Timings.add("fuse", time.Since(t))
 
-	if o.rerank && len(r.Candidates) > 0 {
+	if rerank && len(r.Candidates) > 0 {
 		t = time.Now()
-		if err := p.rerankTop(ctx, query, r.Candidates, o.known); err != nil {
+		if err := p.rerankTop(ctx, query, r.Candidates, prior.scores); err != nil {
 			return nil, err
 		}
 		r.Reranked = true
@@ -531,13 +162,14 @@ func (p *Pipeline) rank(ctx context.Context, query string, o rankOptions) (*Rank
 
 // retrieve runs the searches concurrently (bleve works in this process while PostgreSQL answers
 // the k-NN), after embedding, in one batch, the texts the vector searches need.
-func (p *Pipeline) retrieve(ctx context.Context, o rankOptions, ts *Timings) ([]fuse.List, error) {
-	vectors := maps.Clone(o.vectors)
+func (p *Pipeline) retrieve(ctx context.Context, searches []search, known map[string][]float32) ([]fuse.List, Timings, error) {
+	vectors := maps.Clone(known)
 	if vectors == nil {
 		vectors = map[string][]float32{}
 	}
+	var ts Timings
 	var texts []string
-	for _, s := range o.searches {
+	for _, s := range searches {
 		if _, ok := vectors[s.text]; s.vector && !ok && !slices.Contains(texts, s.text) {
 			texts = append(texts, s.text)
 		}
@@ -546,17 +178,17 @@ func (p *Pipeline) retrieve(ctx context.Context, o rankOptions, ts *Timings) ([]
 		t := time.Now()
 		vecs, err := p.Embedder.Embed(ctx, texts)
 		if err != nil {
-			return nil, fmt.Errorf("ask: embedding the question: %w", err)
+			return nil, nil, fmt.Errorf("ask: embedding the question: %w", err)
 		}
 		for i, text := range texts {
 			vectors[text] = vecs[i]
 		}
 		ts.add("embed_query", time.Since(t))
 	}
-	lists := make([]fuse.List, len(o.searches))
-	took := make([]time.Duration, len(o.searches))
+	lists := make([]fuse.List, len(searches))
+	took := make([]time.Duration, len(searches))
 	g, gctx := errgroup.WithContext(ctx)
-	for i, s := range o.searches {
+	for i, s := range searches {
 		g.Go(func() error {
 			t := time.Now()
 			var hits []ragd.Hit
@@ -580,12 +212,12 @@ func (p *Pipeline) retrieve(ctx context.Context, o rankOptions, ts *Timings) ([]
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	for i, s := range o.searches {
+	for i, s := range searches {
 		ts.add(s.name, took[i])
 	}
-	return lists, nil
+	return lists, ts, nil
 }
 
 func hitList(name string, w float64, hits []ragd.Hit) fuse.List {
@@ -679,9 +311,6 @@ func (p *Pipeline) rerankTop(ctx context.Context, query string, cs []Candidate, 
 // context its text alone may lack, as for the embedding.
 func passage(c ragd.Chunk) string { return ragd.PassageText(c.Title, c.Heading, c.Text) }
 
-// keep cuts the ranking to the sources a turn returns: KeepMin, then more up to KeepMax while
-// their score ties the KeepMin-th within TieMargin, since dropping one of two equally good
-// passages would be arbitrary.
 // firstPerDocument keeps the best passage of each document, in order: a turn's sources have one
 // source per document, so one letter names one source.
 func firstPerDocument(cs []Candidate) []Candidate {
@@ -696,6 +325,9 @@ func firstPerDocument(cs []Candidate) []Candidate {
 	return out
 }
 
+// keep cuts the ranking to the sources a turn returns: KeepMin, then more up to KeepMax while
+// their score ties the KeepMin-th within TieMargin, since dropping one of two equally good
+// passages would be arbitrary.
 func keep(cs []Candidate, cfg Config) []Candidate {
 	if len(cs) <= cfg.KeepMin {
 		return cs
@@ -706,4 +338,59 @@ func keep(cs []Candidate, cfg Config) []Candidate {
 		n++
 	}
 	return cs[:n]
+}
+
+// describe turns kept candidates into sources with their documents' details.
+func (p *Pipeline) describe(ctx context.Context, kept []Candidate) ([]Source, error) {
+	refs := make([]ragd.VersionRef, len(kept))
+	for i, c := range kept {
+		refs[i] = ragd.VersionRef{DocID: c.Chunk.DocID, Version: c.Chunk.Version}
+	}
+	info, err := p.Store.VersionInfo(ctx, refs)
+	if err != nil {
+		return nil, fmt.Errorf("ask: %w", err)
+	}
+	sources := make([]Source, len(kept))
+	for i, c := range kept {
+		vi := info[refs[i]]
+		s := Source{Rank: i + 1, DocID: c.Chunk.DocID, Version: c.Chunk.Version, ChunkID: c.Chunk.ID,
+			Members: c.Members, Title: vi.Title, Heading: c.Chunk.Heading, URL: vi.URL, Path: vi.Path,
+			Date: vi.IngestedAt, DateKind: "ingested", PageStart: c.PageStart, PageEnd: c.PageEnd,
+			Text: c.Chunk.Text, Score: c.Score(), Fused: c.Fused, Origins: origins(c.Ranks)}
+		if vi.PublishedAt != nil {
+			s.Date, s.DateKind = *vi.PublishedAt, "published"
+		}
+		if c.Reranked {
+			r := c.Rerank
+			s.Rerank = &r
+		}
+		sources[i] = s
+	}
+	return sources, nil
+}
+
+// origins names the kinds of lists that found a passage, in a fixed order: fresh BM25 and vector
+// (per-entity compare searches count as fresh), carry (the carried list, or searches within the
+// carried sources), kg.
+func origins(ranks map[string]int) []string {
+	has := map[string]bool{}
+	for name := range ranks {
+		switch {
+		case name == "carry" || strings.HasPrefix(name, "sources-") || strings.HasPrefix(name, "context-") || strings.HasPrefix(name, "focus"):
+			has["carry"] = true
+		case strings.HasSuffix(name, "bm25"):
+			has["bm25"] = true
+		case strings.HasSuffix(name, "vector"):
+			has["vector"] = true
+		default:
+			has[name] = true
+		}
+	}
+	var out []string
+	for _, name := range []string{"bm25", "vector", "carry", "kg"} {
+		if has[name] {
+			out = append(out, name)
+		}
+	}
+	return out
 }

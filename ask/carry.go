@@ -157,7 +157,7 @@ func (p *Pipeline) rescore(ctx context.Context, query string, ids []int64, cache
 			reuse.scores[id] = float64(ce[i])
 			scores = append(scores, float64(ce[i]))
 		}
-	} else if scores, err = p.Index.Coverage(query, passages); err != nil {
+	} else if scores, err = p.Index.Coverage(ctx, query, passages); err != nil {
 		return nil, "", reused{}, fmt.Errorf("ask: re-scoring carried sources: %w", err)
 	}
 	for i, id := range active {

@@ -273,13 +273,14 @@ type TextIndex interface {
 	Search(ctx context.Context, text string, n int) ([]ragd.Hit, error)
 	SearchIn(ctx context.Context, text string, n int, chunks []int64) ([]ragd.Hit, error)
 	SearchTitle(ctx context.Context, text, title string, n int) ([]ragd.Hit, error)
-	Coverage(query string, texts []string) ([]float64, error)
-	Keywords(text, exclude string, n int) ([]string, error)
-	// Terms, DocFreq and Seq are what the focus's gazetteer reads: words as BM25 analyses them,
-	// their frequencies, and the sequence the index is caught up to (a new one means new titles).
+	Coverage(ctx context.Context, query string, texts []string) ([]float64, error)
+	Keywords(ctx context.Context, text, exclude string, n int) ([]string, error)
+	// Terms, DocFreq and TenantSeq are what the focus's gazetteer reads: words as BM25 analyses
+	// them, their frequencies among the tenant's chunks, and the sequence the tenant's index is
+	// caught up to (a new one means new titles).
 	Terms(text string) []string
-	DocFreq(field string, terms []string) (map[string]int, error)
-	Seq() int64
+	DocFreq(ctx context.Context, field string, terms []string) (map[string]int, error)
+	TenantSeq(ctx context.Context) int64
 }
 
 // Embedder embeds the query for vector search.

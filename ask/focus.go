@@ -39,7 +39,7 @@ type gazetteer struct {
 // gazetteer returns the current gazetteer of the context's tenant, building its first one.
 func (p *Pipeline) gazetteer(ctx context.Context) (*gazetteer, error) {
 	principal := ragd.PrincipalOf(ctx)
-	seq := p.Index.Seq()
+	seq := p.Index.TenantSeq(ctx)
 	p.gaz.mu.Lock()
 	if p.gaz.tenant == nil {
 		p.gaz.tenant = map[uuid.UUID]*tenantGazetteer{}
@@ -74,7 +74,7 @@ func (p *Pipeline) gazetteer(ctx context.Context) (*gazetteer, error) {
 func (p *Pipeline) rebuildGazetteer(principal ragd.Principal, tg *tenantGazetteer) {
 	ctx, cancel := context.WithTimeout(ragd.WithPrincipal(context.Background(), principal), 5*time.Minute)
 	defer cancel()
-	seq := p.Index.Seq()
+	seq := p.Index.TenantSeq(ctx)
 	g, err := p.buildGazetteer(ctx)
 	p.gaz.mu.Lock()
 	defer p.gaz.mu.Unlock()
@@ -99,11 +99,11 @@ func (p *Pipeline) buildGazetteer(ctx context.Context) (*gazetteer, error) {
 		chunks[t.Title] = t.Chunks
 	}
 	words := focus.Words(titles, p.Index.Terms)
-	all, err := p.Index.DocFreq("_all", words)
+	all, err := p.Index.DocFreq(ctx, "_all", words)
 	if err != nil {
 		return nil, fmt.Errorf("ask: focus: %w", err)
 	}
-	inTitle, err := p.Index.DocFreq("title", words)
+	inTitle, err := p.Index.DocFreq(ctx, "title", words)
 	if err != nil {
 		return nil, fmt.Errorf("ask: focus: %w", err)
 	}
@@ -142,16 +142,16 @@ func (p *Pipeline) focusFor(ctx context.Context, message string, st *ragd.Conver
 		return tf
 	}
 	tf.chunks = g.chunks
-	tf.replies, tf.read = replyMentions(g.Gazetteer, cv.messages, st.Focus.Replies, p.docFreq)
+	tf.replies, tf.read = replyMentions(g.Gazetteer, cv.messages, st.Focus.Replies, p.docFreq(ctx))
 	tf.prior = readReplies(st.Focus, tf.replies, tf.read, p.cfg.Focus).At(number, p.cfg.Focus)
-	links := g.Link(message, p.docFreq)
+	links := g.Link(message, p.docFreq(ctx))
 	names := make([]string, len(links))
 	for i, l := range links {
 		names[i] = l.Name
 		tf.own = append(tf.own, focus.Mention{Text: l.Name, Kind: focus.Entity, Origin: focus.FromUser, Turn: number})
 	}
 	if p.cfg.FocusSubjects > 0 {
-		if words, err := p.Index.Keywords(message, strings.Join(names, " "), p.cfg.FocusSubjects); err == nil {
+		if words, err := p.Index.Keywords(ctx, message, strings.Join(names, " "), p.cfg.FocusSubjects); err == nil {
 			for _, w := range words {
 				tf.own = append(tf.own, focus.Mention{Text: strings.ToLower(w), Kind: focus.Subject, Origin: focus.FromUser, Turn: number})
 			}
@@ -192,14 +192,16 @@ func readReplies(f focus.Focus, ms []focus.Mention, read int, cfg focus.Config) 
 	return f
 }
 
-// docFreq reports how many chunks have each word, for telling a typo from a word; nil when the
-// index cannot say (no typo is then allowed).
-func (p *Pipeline) docFreq(words []string) map[string]int {
-	freq, err := p.Index.DocFreq("_all", words)
-	if err != nil {
-		return nil
+// docFreq reports how many of ctx's tenant's chunks have each word, for telling a typo from a
+// word; nil when the index cannot say (no typo is then allowed).
+func (p *Pipeline) docFreq(ctx context.Context) func(words []string) map[string]int {
+	return func(words []string) map[string]int {
+		freq, err := p.Index.DocFreq(ctx, "_all", words)
+		if err != nil {
+			return nil
+		}
+		return freq
 	}
-	return freq
 }
 
 // focusSearches are the searches of a turn that leans on the conversation, one per leading
@@ -266,6 +268,6 @@ func (p *Pipeline) Focus(ctx context.Context, st *ragd.ConversationState, msgs [
 	if err != nil {
 		return focus.Focus{}, err
 	}
-	ms, read := replyMentions(g.Gazetteer, msgs, st.Focus.Replies, p.docFreq)
+	ms, read := replyMentions(g.Gazetteer, msgs, st.Focus.Replies, p.docFreq(ctx))
 	return readReplies(st.Focus, ms, read, p.cfg.Focus), nil
 }

@@ -315,7 +315,7 @@ func (p *Pipeline) contextText(ctx context.Context, query, previous string, ids 
 		}
 		source += " " + strings.Join(titles, " ")
 	}
-	words, err := p.Index.Keywords(source, query, p.cfg.ContextTerms)
+	words, err := p.Index.Keywords(ctx, source, query, p.cfg.ContextTerms)
 	if err != nil {
 		return "", fmt.Errorf("ask: context search: %w", err)
 	}

@@ -1,6 +1,14 @@
-// Package index is ragd's BM25 index: a bleve index over the active chunks in the store. It is
-// derived data. It remembers the last chunk change sequence it applied and catches up from the
-// store by sequence; losing it costs a rebuild, never a citation.
+// Package index is ragd's BM25 index: one bleve index per tenant over the tenant's active chunks
+// in the store. Each tenant's index is its own, so the statistics BM25 weighs words by (how many
+// chunks have a word, how many chunks there are, how long their fields are) are the tenant's
+// alone: nothing another tenant ingests moves a score, a ranking, a keyword, a coverage or a
+// document frequency a tenant reads. The index is derived data. It remembers the last chunk
+// change sequence it applied and catches up from the store by sequence; losing it costs a
+// rebuild, never a citation.
+//
+// On disk, dir holds layout.bolt (the sequence every tenant's index is caught up to, and the
+// lock that keeps a second process out) and tenants/<tenant id>/, one bleve index each, created
+// when the tenant's first chunk arrives and opened when first read or written.
 package index
 
 import (
@@ -11,6 +19,7 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,11 +30,10 @@ import (
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
-	"github.com/blevesearch/bleve/v2/index/scorch"
-	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
 	"github.com/google/uuid"
+	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
 
 	"github.com/ragd/ragd"
@@ -37,139 +45,257 @@ var ErrLocked = errors.New("index is open in another process")
 // ErrClosed means the index has been closed.
 var ErrClosed = errors.New("index is closed")
 
-// schemaVersion changes whenever the mapping changes, so an index built with an older mapping is
-// rebuilt instead of silently scoring differently.
-const schemaVersion = "2"
+// layoutVersion changes whenever the layout of dir changes.
+const layoutVersion = "2"
 
 var (
-	seqKey     = []byte("ragd.seq")
-	versionKey = []byte("ragd.schema")
+	layoutBucket = []byte("ragd")
+	layoutKey    = []byte("layout")
+	schemaKey    = []byte("schema")
+	globalSeqKey = []byte("seq")
 )
 
-// Index is a bleve BM25 index of chunks. It is safe for concurrent use.
+// Index is ragd's BM25 index, one bleve index per tenant. Every read is routed to the index of
+// the context's tenant. It is safe for concurrent use.
 type Index struct {
 	dir    string
-	bleve  bleve.Index
 	logger *slog.Logger
+	layout *bolt.DB
+	empty  *shard // what a tenant without chunks reads
 
 	mu  sync.Mutex // serializes CatchUp so two catch-ups never apply the same changes twice
-	seq int64
+	seq int64      // every change up to seq is applied to its tenant's index
 
-	// life guards closing against DocFreq's direct reads of bleve's segments, which a closed
-	// index answers with a crash rather than an error (a background reader may outlive it).
+	smu    sync.Mutex // guards shards
+	shards map[uuid.UUID]*shard
+
+	// life guards closing against reads: a closed bleve index answers direct reads of its
+	// segments with a crash rather than an error (a background reader may outlive it).
 	life   sync.RWMutex
 	closed bool
 }
 
-// newMapping indexes title, heading and text with bleve's English analyzer (possessives,
-// lower case, stop words, Porter stemming) and scores with BM25. Queries run against the
-// composite _all field: one BM25 over title and text together. On SciFact that scored nDCG@10
-// 0.679, where a disjunction over separate fields scored 0.624 (bleve multiplies a disjunction
-// by the share of clauses that matched, which punishes a term found only in the text).
-func newMapping() mapping.IndexMapping {
-	text := bleve.NewTextFieldMapping()
-	text.Analyzer = en.AnalyzerName
-	text.Store = false
-	text.IncludeInAll = true
-	text.IncludeTermVectors = false
+// Open opens the index in dir, creating an empty one when dir does not exist. An index of the
+// old layout, one bleve index shared by every tenant, is cleared with a log line: the caller's
+// CatchUp then rebuilds it per tenant from the store. An index written by an older mapping is
+// reported as such: run Rebuild.
+func Open(dir string, logger *slog.Logger) (*Index, error) { return open(dir, logger, false) }
 
-	// The tenant is a keyword every search filters by; it is not text, so it stays out of _all
-	// and of BM25's statistics.
-	tenant := bleve.NewKeywordFieldMapping()
-	tenant.Store = false
-	tenant.IncludeInAll = false
-
-	doc := bleve.NewDocumentStaticMapping()
-	doc.AddFieldMappingsAt("tenant", tenant)
-	doc.AddFieldMappingsAt("title", text)
-	doc.AddFieldMappingsAt("heading", text)
-	doc.AddFieldMappingsAt("text", text)
-
-	m := bleve.NewIndexMapping()
-	m.DefaultMapping = doc
-	m.DefaultAnalyzer = en.AnalyzerName
-	m.ScoringModel = "bm25"
-	m.StoreDynamic = false
-	m.IndexDynamic = false
-	return m
-}
-
-// Open opens the index in dir, creating an empty one when dir does not exist. An index written
-// by an older mapping is reported as such: run Rebuild.
-func Open(dir string, logger *slog.Logger) (*Index, error) {
+// open opens the index in dir; fresh empties it first, whatever its layout or mapping.
+func open(dir string, logger *slog.Logger, fresh bool) (*Index, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	var b bleve.Index
-	_, err := os.Stat(dir)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		b, err = bleve.New(dir, newMapping())
-		if err == nil {
-			err = b.SetInternal(versionKey, []byte(schemaVersion))
-		}
-	case err == nil:
-		// bolt locks the index file; give up quickly rather than hang behind a running server.
-		b, err = bleve.OpenUsing(dir, map[string]any{"bolt_timeout": "2s"})
-		if errors.Is(err, bolterrors.ErrTimeout) {
-			return nil, fmt.Errorf("index %s: %w", dir, ErrLocked)
-		}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("index: %w", err)
+	}
+	// The layout file is the lock: give up quickly rather than hang behind a running server.
+	db, err := bolt.Open(filepath.Join(dir, "layout.bolt"), 0o644, &bolt.Options{Timeout: 2 * time.Second})
+	if errors.Is(err, bolterrors.ErrTimeout) {
+		return nil, fmt.Errorf("index %s: %w", dir, ErrLocked)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("index: opening %s: %w", dir, err)
 	}
-	ix := &Index{dir: dir, bleve: b, logger: logger}
-	v, err := b.GetInternal(versionKey)
+	ix := &Index{dir: dir, logger: logger, layout: db, shards: map[uuid.UUID]*shard{}}
+	if fresh {
+		err = ix.reset()
+	} else {
+		err = ix.readLayout()
+	}
 	if err != nil {
-		b.Close()
-		return nil, fmt.Errorf("index: reading %s: %w", dir, err)
+		db.Close()
+		return nil, err
 	}
-	if string(v) != schemaVersion {
-		b.Close()
-		return nil, fmt.Errorf("index %s has mapping version %q, this ragd writes %q: run `ragd reindex`", dir, v, schemaVersion)
-	}
-	if ix.seq, err = ix.readSeq(); err != nil {
-		b.Close()
+	if ix.empty, err = emptyShard(); err != nil {
+		db.Close()
 		return nil, err
 	}
 	return ix, nil
 }
 
-func (ix *Index) readSeq() (int64, error) {
-	b, err := ix.bleve.GetInternal(seqKey)
+// readLayout reads the sequence dir is caught up to, setting up a new layout (after clearing an
+// old one) when there is none.
+func (ix *Index) readLayout() error {
+	var layout, schema, seq []byte
+	err := ix.layout.View(func(tx *bolt.Tx) error {
+		if b := tx.Bucket(layoutBucket); b != nil {
+			layout, schema, seq = b.Get(layoutKey), b.Get(schemaKey), b.Get(globalSeqKey)
+		}
+		return nil
+	})
 	if err != nil {
-		return 0, fmt.Errorf("index: reading sequence: %w", err)
+		return fmt.Errorf("index: reading %s: %w", ix.dir, err)
 	}
-	if len(b) == 0 {
-		return 0, nil
+	if layout == nil {
+		return ix.reset()
 	}
-	seq, err := strconv.ParseInt(string(b), 10, 64)
+	if string(layout) != layoutVersion || string(schema) != schemaVersion {
+		return fmt.Errorf("index %s has layout %q and mapping version %q, this ragd writes %q and %q: run `ragd reindex`",
+			ix.dir, layout, schema, layoutVersion, schemaVersion)
+	}
+	if ix.seq, err = strconv.ParseInt(string(seq), 10, 64); err != nil {
+		return fmt.Errorf("index %s: corrupt sequence %q: %w", ix.dir, seq, err)
+	}
+	return nil
+}
+
+// oldLayout names what a single bleve index in dir, the layout before tenants had their own,
+// is made of.
+var oldLayout = []string{"index_meta.json", "store"}
+
+// reset empties dir to a new layout at sequence 0: the next CatchUp builds every tenant's index
+// from the store. Only what ragd wrote there is removed.
+func (ix *Index) reset() error {
+	if _, err := os.Stat(filepath.Join(ix.dir, oldLayout[0])); err == nil {
+		ix.logger.Warn("the BM25 index has the old layout, one index for every tenant, whose term statistics cross tenants; "+
+			"rebuilding it per tenant from the database", slog.String("dir", ix.dir))
+	}
+	for _, name := range append(oldLayout, "tenants") {
+		if err := os.RemoveAll(filepath.Join(ix.dir, name)); err != nil {
+			return fmt.Errorf("index: clearing %s: %w", ix.dir, err)
+		}
+	}
+	ix.seq = 0
+	return ix.writeLayout(0)
+}
+
+// writeLayout records that every change up to seq is applied.
+func (ix *Index) writeLayout(seq int64) error {
+	err := ix.layout.Update(func(tx *bolt.Tx) error {
+		b, err := tx.CreateBucketIfNotExists(layoutBucket)
+		if err != nil {
+			return err
+		}
+		return errors.Join(b.Put(layoutKey, []byte(layoutVersion)), b.Put(schemaKey, []byte(schemaVersion)),
+			b.Put(globalSeqKey, []byte(strconv.FormatInt(seq, 10))))
+	})
 	if err != nil {
-		return 0, fmt.Errorf("index: corrupt sequence %q: %w", b, err)
+		return fmt.Errorf("index: recording sequence %d in %s: %w", seq, ix.dir, err)
 	}
-	return seq, nil
+	return nil
+}
+
+func (ix *Index) tenantDir(tenant uuid.UUID) string {
+	return filepath.Join(ix.dir, "tenants", tenant.String())
+}
+
+// shard returns tenant's index, opening it when it exists on disk; create makes it when it does
+// not. Without create, a tenant that has no index gets nil.
+func (ix *Index) shard(tenant uuid.UUID, create bool) (*shard, error) {
+	ix.smu.Lock()
+	defer ix.smu.Unlock()
+	if s := ix.shards[tenant]; s != nil {
+		return s, nil
+	}
+	dir := ix.tenantDir(tenant)
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) && !create {
+		return nil, nil
+	}
+	s, err := openShard(dir)
+	if err != nil {
+		return nil, err
+	}
+	ix.shards[tenant] = s
+	return s, nil
+}
+
+// reader returns the index ctx's tenant reads, and the function that ends the read. A tenant
+// without chunks reads an empty index.
+func (ix *Index) reader(ctx context.Context) (*shard, func(), error) {
+	ix.life.RLock()
+	if ix.closed {
+		ix.life.RUnlock()
+		return nil, nil, fmt.Errorf("index: %w", ErrClosed)
+	}
+	s, err := ix.shard(ragd.PrincipalOf(ctx).Tenant, false)
+	if err != nil {
+		ix.life.RUnlock()
+		return nil, nil, err
+	}
+	if s == nil {
+		s = ix.empty
+	}
+	return s, ix.life.RUnlock, nil
 }
 
 // Close closes the index.
 func (ix *Index) Close() error {
 	ix.life.Lock()
 	defer ix.life.Unlock()
+	if ix.closed {
+		return nil
+	}
 	ix.closed = true
-	return ix.bleve.Close()
+	ix.smu.Lock()
+	defer ix.smu.Unlock()
+	var errs []error
+	for _, s := range ix.shards {
+		errs = append(errs, s.bleve.Close())
+	}
+	errs = append(errs, ix.empty.bleve.Close(), ix.layout.Close())
+	return errors.Join(errs...)
 }
 
-// Seq returns the last chunk change sequence applied.
+// Seq returns the last chunk change sequence applied, of any tenant.
 func (ix *Index) Seq() int64 {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	return ix.seq
 }
 
-// DocCount returns the number of chunks in the index.
-func (ix *Index) DocCount() (uint64, error) { return ix.bleve.DocCount() }
+// TenantSeq returns the sequence of the last change applied to the index of ctx's tenant: it
+// moves only when the tenant's own chunks change (0 when it has none).
+func (ix *Index) TenantSeq(ctx context.Context) int64 {
+	s, done, err := ix.reader(ctx)
+	if err != nil {
+		return 0
+	}
+	defer done()
+	return s.seq.Load()
+}
 
-// Search returns the n chunks that score highest by BM25 for text. The text is analyzed as
-// words and never parsed as query syntax, so "+foo -bar title:x" is just five words.
+// all opens every tenant's index on disk and calls fn with each, for what concerns the whole
+// index (counts, compaction).
+func (ix *Index) all(fn func(*shard) error) error {
+	ix.life.RLock()
+	defer ix.life.RUnlock()
+	if ix.closed {
+		return fmt.Errorf("index: %w", ErrClosed)
+	}
+	entries, err := os.ReadDir(filepath.Join(ix.dir, "tenants"))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("index: %w", err)
+	}
+	for _, e := range entries {
+		tenant, err := uuid.Parse(e.Name())
+		if err != nil || !e.IsDir() {
+			continue // not ragd's
+		}
+		s, err := ix.shard(tenant, false)
+		if err != nil {
+			return err
+		}
+		if err := fn(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// DocCount returns the number of chunks in the index, of every tenant.
+func (ix *Index) DocCount() (uint64, error) {
+	var n uint64
+	err := ix.all(func(s *shard) error {
+		c, err := s.bleve.DocCount()
+		n += c
+		return err
+	})
+	return n, err
+}
+
+// Search returns the n chunks of ctx's tenant that score highest by BM25 for text. The text is
+// analyzed as words and never parsed as query syntax, so "+foo -bar title:x" is just five words.
 func (ix *Index) Search(ctx context.Context, text string, n int) ([]ragd.Hit, error) {
 	return ix.SearchIn(ctx, text, n, nil)
 }
@@ -210,8 +336,9 @@ func (ix *Index) SearchTitle(ctx context.Context, text, title string, n int) ([]
 	return ix.top(ctx, q, n)
 }
 
-// tenantMatch matches text among the chunks of the request's tenant only. The filter clause adds
-// the same constant to every hit: the BM25 order is unchanged.
+// tenantMatch matches text among the chunks of the request's tenant only, a second wall behind
+// the search running in the tenant's own index. The filter clause adds the same constant to
+// every hit: the BM25 order is unchanged.
 func tenantMatch(ctx context.Context, text string) *query.ConjunctionQuery {
 	match := query.NewMatchQuery(text)
 	match.SetField("_all")
@@ -220,34 +347,15 @@ func tenantMatch(ctx context.Context, text string) *query.ConjunctionQuery {
 	return bleve.NewConjunctionQuery(match, tenant)
 }
 
-// DocFreq returns how many chunks have each term (as Terms writes it) in field: "title",
-// "heading", "text", or "_all" for any of them. The counts are the whole index's, every tenant's,
-// as BM25's own term statistics are: they weigh words, they return no chunk.
-func (ix *Index) DocFreq(field string, terms []string) (map[string]int, error) {
-	ix.life.RLock()
-	defer ix.life.RUnlock()
-	if ix.closed {
-		return nil, fmt.Errorf("index: %w", ErrClosed)
-	}
-	adv, err := ix.bleve.Advanced()
+// DocFreq returns how many of ctx's tenant's chunks have each term (as Terms writes it) in
+// field: "title", "heading", "text", or "_all" for any of them.
+func (ix *Index) DocFreq(ctx context.Context, field string, terms []string) (map[string]int, error) {
+	s, done, err := ix.reader(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("index: %w", err)
+		return nil, err
 	}
-	r, err := adv.Reader()
-	if err != nil {
-		return nil, fmt.Errorf("index: %w", err)
-	}
-	defer r.Close()
-	out := make(map[string]int, len(terms))
-	for _, term := range terms {
-		tfr, err := r.TermFieldReader(context.Background(), []byte(term), field, false, false, false)
-		if err != nil {
-			return nil, fmt.Errorf("index: term %q: %w", term, err)
-		}
-		out[term] = int(tfr.Count())
-		tfr.Close()
-	}
-	return out, nil
+	defer done()
+	return s.docFreq(field, terms)
 }
 
 // tieMargin is how many hits past n a search reads first, so that a tie at the n-th score is
@@ -260,9 +368,14 @@ const tieMargin = 8
 // sums a match's clause scores in an order that depends on its segments, so equal scores can
 // differ in their last bits.
 func (ix *Index) top(ctx context.Context, q query.Query, n int) ([]ragd.Hit, error) {
+	s, done, err := ix.reader(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	var hits []ragd.Hit
 	for size := n + tieMargin; ; size *= 4 {
-		res, err := ix.bleve.SearchInContext(ctx, bleve.NewSearchRequestOptions(q, size, 0, false))
+		res, err := s.bleve.SearchInContext(ctx, bleve.NewSearchRequestOptions(q, size, 0, false))
 		if err != nil {
 			return nil, fmt.Errorf("index: search: %w", err)
 		}
@@ -300,13 +413,19 @@ func hitsOf(matches []*search.DocumentMatch) ([]ragd.Hit, error) {
 
 // Coverage scores texts against query by the share of the query's information they contain:
 // the summed IDF of the query's distinct terms found in a text over the summed IDF of all of
-// them, with the index's analyzer and term statistics, so it matches what BM25 matches. It is in
+// them, with the index's analyzer and ctx's tenant's term statistics, so it matches what BM25
+// matches. It is in
 // [0, 1] whatever the query's length, which makes one threshold meaningful across questions
 // (carried sources are kept or dropped by it when no model is configured).
-func (ix *Index) Coverage(query string, texts []string) ([]float64, error) {
-	analyzer := ix.bleve.Mapping().AnalyzerNamed(en.AnalyzerName)
+func (ix *Index) Coverage(ctx context.Context, query string, texts []string) ([]float64, error) {
+	s, done, err := ix.reader(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	analyzer := english()
 	terms := analyzedTerms(analyzer, query)
-	idf, _, err := ix.idf(terms)
+	idf, _, err := s.idf(terms)
 	if err != nil {
 		return nil, err
 	}
@@ -331,11 +450,16 @@ func (ix *Index) Coverage(query string, texts []string) ([]float64, error) {
 	return out, nil
 }
 
-// Keywords returns up to n words of text that say the most, by the IDF of their analyzed term in
-// the index, leaving out words whose term is in exclude's (stop words have no term). Words come
+// Keywords returns up to n words of text that say the most, by the IDF of their analyzed term
+// among ctx's tenant's chunks, leaving out words whose term is in exclude's (stop words have no term). Words come
 // back as written, so they can be searched again; each term once, rarest first.
-func (ix *Index) Keywords(text, exclude string, n int) ([]string, error) {
-	analyzer := ix.bleve.Mapping().AnalyzerNamed(en.AnalyzerName)
+func (ix *Index) Keywords(ctx context.Context, text, exclude string, n int) ([]string, error) {
+	s, done, err := ix.reader(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	analyzer := english()
 	skip := analyzedTerms(analyzer, exclude)
 	surface := map[string]string{}
 	var order []string
@@ -351,7 +475,7 @@ func (ix *Index) Keywords(text, exclude string, n int) ([]string, error) {
 	for _, t := range order {
 		terms[t] = true
 	}
-	idf, df, err := ix.idf(terms)
+	idf, df, err := s.idf(terms)
 	if err != nil {
 		return nil, err
 	}
@@ -373,82 +497,53 @@ func analyzedTerms(a analysis.Analyzer, text string) map[string]bool {
 	return terms
 }
 
-// idf returns BM25's inverse document frequency of each term in the composite field, and the
-// document frequency it came from.
-func (ix *Index) idf(terms map[string]bool) (map[string]float64, map[string]uint64, error) {
-	adv, err := ix.bleve.Advanced()
-	if err != nil {
-		return nil, nil, fmt.Errorf("index: %w", err)
-	}
-	r, err := adv.Reader()
-	if err != nil {
-		return nil, nil, fmt.Errorf("index: %w", err)
-	}
-	defer r.Close()
-	n, err := r.DocCount()
-	if err != nil {
-		return nil, nil, fmt.Errorf("index: %w", err)
-	}
-	out := make(map[string]float64, len(terms))
-	dfs := make(map[string]uint64, len(terms))
-	for term := range terms {
-		tfr, err := r.TermFieldReader(context.Background(), []byte(term), "_all", false, false, false)
-		if err != nil {
-			return nil, nil, fmt.Errorf("index: term %q: %w", term, err)
-		}
-		dfs[term] = tfr.Count()
-		tfr.Close()
-		df := float64(dfs[term])
-		out[term] = math.Log(1 + (float64(n)-df+0.5)/(df+0.5))
-	}
-	return out, dfs, nil
-}
-
-type chunkDoc struct {
-	Title   string `json:"title"`
-	Heading string `json:"heading"`
-	Text    string `json:"text"`
-	Tenant  string `json:"tenant"`
-}
-
-// apply indexes one page of changes and records the sequence in the same batch, so a crash
-// between the two cannot make the index skip or repeat changes.
+// apply indexes one page of changes, each in its tenant's index (made when the tenant's first
+// chunk arrives), then records the page as applied. Each tenant's index records its own sequence
+// in the batch that applies its changes, so a crash before the page is recorded repeats the page
+// without applying a change twice.
 func (ix *Index) apply(changes []ragd.ChunkChange) error {
-	b := ix.bleve.NewBatch()
+	var tenants []uuid.UUID
+	byTenant := map[uuid.UUID][]ragd.ChunkChange{}
 	for _, c := range changes {
-		id := strconv.FormatInt(c.ID, 10)
-		if c.Active {
-			if err := b.Index(id, chunkDoc{Title: c.Title, Heading: c.Heading, Text: c.Text, Tenant: tenantOf(c)}); err != nil {
-				return fmt.Errorf("index: chunk %d: %w", c.ID, err)
-			}
-		} else {
-			b.Delete(id)
+		t := c.Tenant
+		if t == uuid.Nil {
+			t = ragd.DefaultTenant
+		}
+		if _, ok := byTenant[t]; !ok {
+			tenants = append(tenants, t)
+		}
+		byTenant[t] = append(byTenant[t], c)
+	}
+	for _, t := range tenants {
+		s, err := ix.shard(t, true)
+		if err != nil {
+			return err
+		}
+		if err := s.apply(t, byTenant[t]); err != nil {
+			return err
 		}
 	}
 	last := changes[len(changes)-1].Seq
-	b.SetInternal(seqKey, []byte(strconv.FormatInt(last, 10)))
-	if err := ix.bleve.Batch(b); err != nil {
-		return fmt.Errorf("index: applying changes up to %d: %w", last, err)
+	if err := ix.writeLayout(last); err != nil {
+		return err
 	}
 	ix.seq = last
 	return nil
 }
 
-// tenantOf is the tenant a change is indexed under; none is the default tenant's.
-func tenantOf(c ragd.ChunkChange) string {
-	if c.Tenant == uuid.Nil {
-		return ragd.DefaultTenant.String()
-	}
-	return c.Tenant.String()
-}
-
-// pageSize is how many changes one bleve batch applies.
+// pageSize is how many changes one catch-up step reads and applies.
 const pageSize = 2000
 
-// CatchUp applies every change the store has past the index's sequence and returns how many.
+// CatchUp applies every change the store has past the index's sequence, of every tenant, and
+// returns how many.
 func (ix *Index) CatchUp(ctx context.Context, src ragd.Store) (int, error) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	ix.life.RLock()
+	defer ix.life.RUnlock()
+	if ix.closed {
+		return 0, fmt.Errorf("index: %w", ErrClosed)
+	}
 	start := time.Now()
 	n := 0
 	for {
@@ -471,14 +566,11 @@ func (ix *Index) CatchUp(ctx context.Context, src ragd.Store) (int, error) {
 	return n, nil
 }
 
-// Rebuild replaces the index in dir by one built from scratch from the store. The new index is
-// built beside the old one and swapped in only when complete.
+// Rebuild replaces the index in dir by one built from scratch from the store, every tenant's.
+// It needs the index to itself (ErrLocked while a server has it open). A rebuild that stops
+// half-way leaves an index caught up as far as it got, which the next catch-up completes.
 func Rebuild(ctx context.Context, dir string, src ragd.Store, logger *slog.Logger) (*Index, error) {
-	tmp := dir + ".rebuild"
-	if err := os.RemoveAll(tmp); err != nil {
-		return nil, fmt.Errorf("index: clearing %s: %w", tmp, err)
-	}
-	ix, err := Open(tmp, logger)
+	ix, err := open(dir, logger, true)
 	if err != nil {
 		return nil, err
 	}
@@ -486,16 +578,7 @@ func Rebuild(ctx context.Context, dir string, src ragd.Store, logger *slog.Logge
 		ix.Close()
 		return nil, err
 	}
-	if err := ix.Close(); err != nil {
-		return nil, fmt.Errorf("index: closing %s: %w", tmp, err)
-	}
-	if err := os.RemoveAll(dir); err != nil {
-		return nil, fmt.Errorf("index: removing %s: %w", dir, err)
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		return nil, fmt.Errorf("index: moving %s into place: %w", tmp, err)
-	}
-	return Open(dir, logger)
+	return ix, nil
 }
 
 // Follow keeps ix caught up with src until ctx ends: at once when wake fires (the store's change
@@ -519,7 +602,15 @@ func (ix *Index) Follow(ctx context.Context, src ragd.Store, wake <-chan struct{
 
 // Ping checks that the index answers, for readiness probes.
 func (ix *Index) Ping(context.Context) error {
-	if _, err := ix.bleve.DocCount(); err != nil {
+	ix.life.RLock()
+	defer ix.life.RUnlock()
+	if ix.closed {
+		return fmt.Errorf("index: %w: %w", ragd.ErrUnavailable, ErrClosed)
+	}
+	if err := ix.layout.View(func(*bolt.Tx) error { return nil }); err != nil {
+		return fmt.Errorf("index: %w: %w", ragd.ErrUnavailable, err)
+	}
+	if _, err := os.Stat(filepath.Join(ix.dir, "layout.bolt")); err != nil {
 		return fmt.Errorf("index: %w: %w", ragd.ErrUnavailable, err)
 	}
 	return nil
@@ -542,38 +633,35 @@ func Terms(text string) []string {
 	return out
 }
 
-// Segments is how many segments the index is made of: each query visits every one.
+// Segments is how many segments the index is made of, summed over tenants: each query visits
+// every segment of its tenant's index.
 func (ix *Index) Segments() (int, error) {
-	sc, err := ix.scorch()
-	if err != nil {
-		return 0, err
-	}
-	v, _ := sc.StatsMap()["TotFileSegmentsAtRoot"].(uint64)
-	return int(v), nil
+	n := 0
+	err := ix.all(func(s *shard) error {
+		sc, err := s.scorch()
+		if err != nil {
+			return err
+		}
+		v, _ := sc.StatsMap()["TotFileSegmentsAtRoot"].(uint64)
+		n += int(v)
+		return nil
+	})
+	return n, err
 }
 
-// Compact merges every segment into one and waits until it is done. After a bulk load the
-// background merger leaves tiers of segments behind; one segment reads each term's postings
-// once. Later changes add small segments again, which the merger handles as usual.
+// Compact merges every segment of each tenant's index into one and waits until it is done.
+// After a bulk load the background merger leaves tiers of segments behind; one segment reads
+// each term's postings once. Later changes add small segments again, which the merger handles
+// as usual.
 func (ix *Index) Compact(ctx context.Context) error {
-	sc, err := ix.scorch()
-	if err != nil {
-		return err
-	}
-	if err := sc.ForceMerge(ctx, nil); err != nil {
-		return fmt.Errorf("index: compacting: %w", err)
-	}
-	return nil
-}
-
-func (ix *Index) scorch() (*scorch.Scorch, error) {
-	adv, err := ix.bleve.Advanced()
-	if err != nil {
-		return nil, fmt.Errorf("index: %w", err)
-	}
-	sc, ok := adv.(*scorch.Scorch)
-	if !ok {
-		return nil, fmt.Errorf("index: %T is not a scorch index", adv)
-	}
-	return sc, nil
+	return ix.all(func(s *shard) error {
+		sc, err := s.scorch()
+		if err != nil {
+			return err
+		}
+		if err := sc.ForceMerge(ctx, nil); err != nil {
+			return fmt.Errorf("index: compacting: %w", err)
+		}
+		return nil
+	})
 }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ragd/ragd"
@@ -17,17 +19,31 @@ import (
 
 type testBundle struct {
 	ctx   context.Context
+	tx    pgx.Tx
 	store *store.Store
 	dir   string
 }
 
 func setup(t *testing.T) *testBundle {
 	t.Helper()
+	tx := dbtest.TestTx(t)
 	return &testBundle{
 		ctx:   context.Background(),
-		store: store.New(dbtest.TestTx(t)),
+		tx:    tx,
+		store: store.New(tx),
 		dir:   filepath.Join(t.TempDir(), "bm25"),
 	}
+}
+
+// saveAs records versions as tenant's own connection would: its inserts take the tenant.
+func (b *testBundle) saveAs(t *testing.T, tenant uuid.UUID, vs ...ragd.NewVersion) {
+	t.Helper()
+	_, err := b.tx.Exec(b.ctx, "SELECT set_config('ragd.tenant', $1, true)", tenant.String())
+	require.NoError(t, err)
+	_, err = b.store.SaveVersions(ragd.WithPrincipal(b.ctx, ragd.Principal{Tenant: tenant}), vs)
+	require.NoError(t, err)
+	_, err = b.tx.Exec(b.ctx, "SELECT set_config('ragd.tenant', '', true)")
+	require.NoError(t, err)
 }
 
 func (b *testBundle) save(t *testing.T, key, hash, title string, texts ...string) ragd.SaveResult {
@@ -162,10 +178,10 @@ func TestSequenceSurvivesReopenAndLostIndexIsRebuilt(t *testing.T) {
 
 	ix, err = index.Rebuild(b.ctx, b.dir, b.store, nil)
 	require.NoError(t, err)
-	defer ix.Close()
 	require.Equal(t, []string{"first text"}, b.search(t, ix, "first"))
-	_, err = os.Stat(b.dir + ".rebuild")
-	require.ErrorIs(t, err, os.ErrNotExist, "the rebuild directory was moved into place")
+	_, err = index.Rebuild(b.ctx, b.dir, b.store, nil)
+	require.ErrorIs(t, err, index.ErrLocked, "a rebuild leaves an index a server has open alone")
+	require.NoError(t, ix.Close())
 }
 
 func TestSearchInAndCoverage(t *testing.T) {
@@ -190,7 +206,7 @@ func TestSearchInAndCoverage(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, none, "an empty restriction matches nothing")
 
-	cov, err := ix.Coverage("gas leaks after earthquakes", []string{
+	cov, err := ix.Coverage(b.ctx, "gas leaks after earthquakes", []string{
 		"Check for gas leaks after the shaking.", // gas, leak (and stop words)
 		"Earthquakes strike without warning.",    // earthquake
 		"Boil water after floods.",               // nothing
@@ -205,7 +221,7 @@ func TestSearchInAndCoverage(t *testing.T) {
 	// "leak" is in one chunk and "gas" in two: the rarer term weighs more.
 	require.Greater(t, cov[0], cov[1])
 
-	empty, err := ix.Coverage("the of and", []string{"anything"})
+	empty, err := ix.Coverage(b.ctx, "the of and", []string{"anything"})
 	require.NoError(t, err)
 	require.Equal(t, []float64{0}, empty, "a question of stop words covers nothing")
 }

@@ -12,7 +12,7 @@ import (
 )
 
 // SearchTitle ranks the text among the chunks of one title, the caller's tenant's only; DocFreq
-// counts chunks per field.
+// counts the tenant's chunks per field.
 func TestSearchTitle(t *testing.T) {
 	t.Parallel()
 	ix, err := Open(filepath.Join(t.TempDir(), "bm25"), nil)
@@ -46,14 +46,17 @@ func TestSearchTitle(t *testing.T) {
 	_, err = ix.SearchTitle(ctx, "bathroom", "ALLENBELL", 0)
 	require.ErrorIs(t, err, ragd.ErrInvalid)
 
-	df, err := ix.DocFreq("title", []string{"hobson", "allenbel", "bathroom"})
+	df, err := ix.DocFreq(ctx, "title", []string{"hobson", "allenbel", "bathroom"})
 	require.NoError(t, err)
-	require.Equal(t, map[string]int{"hobson": 4, "allenbel": 1, "bathroom": 0}, df)
-	df, err = ix.DocFreq("_all", []string{"bathroom"})
+	require.Equal(t, map[string]int{"hobson": 3, "allenbel": 1, "bathroom": 0}, df, "the tenant's chunks only")
+	df, err = ix.DocFreq(ragd.WithPrincipal(ctx, ragd.Principal{Tenant: other}), "title", []string{"hobson", "allenbel"})
 	require.NoError(t, err)
-	require.Equal(t, 4, df["bathroom"], "bathroom and bathrooms, stemmed")
+	require.Equal(t, map[string]int{"hobson": 1, "allenbel": 0}, df, "and the other tenant counts its own")
+	df, err = ix.DocFreq(ctx, "_all", []string{"bathroom"})
+	require.NoError(t, err)
+	require.Equal(t, 3, df["bathroom"], "bathroom and bathrooms, stemmed; the tenant's own")
 
 	require.NoError(t, ix.Close())
-	_, err = ix.DocFreq("_all", []string{"bathroom"})
+	_, err = ix.DocFreq(ctx, "_all", []string{"bathroom"})
 	require.ErrorIs(t, err, ErrClosed, "a closed index says so rather than crash")
 }

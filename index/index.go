@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -98,12 +99,7 @@ func open(dir string, logger *slog.Logger, fresh bool) (*Index, error) {
 		return nil, fmt.Errorf("index: opening %s: %w", dir, err)
 	}
 	ix := &Index{dir: dir, logger: logger, layout: db, shards: map[uuid.UUID]*shard{}}
-	if fresh {
-		err = ix.reset()
-	} else {
-		err = ix.readLayout()
-	}
-	if err != nil {
+	if err := ix.readLayout(fresh); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -114,9 +110,9 @@ func open(dir string, logger *slog.Logger, fresh bool) (*Index, error) {
 	return ix, nil
 }
 
-// readLayout reads the sequence dir is caught up to, setting up a new layout (after clearing an
-// old one) when there is none.
-func (ix *Index) readLayout() error {
+// readLayout reads the sequence dir is caught up to. A directory without a layout gets a new
+// one, after an index of the old layout in it is cleared; fresh clears the layout there is.
+func (ix *Index) readLayout(fresh bool) error {
 	var layout, schema, seq []byte
 	err := ix.layout.View(func(tx *bolt.Tx) error {
 		if b := tx.Bucket(layoutBucket); b != nil {
@@ -127,8 +123,8 @@ func (ix *Index) readLayout() error {
 	if err != nil {
 		return fmt.Errorf("index: reading %s: %w", ix.dir, err)
 	}
-	if layout == nil {
-		return ix.reset()
+	if layout == nil || fresh {
+		return ix.reset(layout != nil)
 	}
 	if string(layout) != layoutVersion || string(schema) != schemaVersion {
 		return fmt.Errorf("index %s has layout %q and mapping version %q, this ragd writes %q and %q: run `ragd reindex`",
@@ -140,18 +136,21 @@ func (ix *Index) readLayout() error {
 	return nil
 }
 
-// oldLayout names what a single bleve index in dir, the layout before tenants had their own,
-// is made of.
-var oldLayout = []string{"index_meta.json", "store"}
-
 // reset empties dir to a new layout at sequence 0: the next CatchUp builds every tenant's index
-// from the store. Only what ragd wrote there is removed.
-func (ix *Index) reset() error {
-	if _, err := os.Stat(filepath.Join(ix.dir, oldLayout[0])); err == nil {
+// from the store. It removes only what ragd wrote there: a single bleve index (the layout before
+// tenants had their own, index_meta.json and store/), and the tenants' indexes when ours had a
+// layout.
+func (ix *Index) reset(ours bool) error {
+	var remove []string
+	if _, err := os.Stat(filepath.Join(ix.dir, "index_meta.json")); err == nil {
 		ix.logger.Warn("the BM25 index has the old layout, one index for every tenant, whose term statistics cross tenants; "+
 			"rebuilding it per tenant from the database", slog.String("dir", ix.dir))
+		remove = append(remove, "index_meta.json", "store")
 	}
-	for _, name := range append(oldLayout, "tenants") {
+	if ours {
+		remove = append(remove, "tenants")
+	}
+	for _, name := range remove {
 		if err := os.RemoveAll(filepath.Join(ix.dir, name)); err != nil {
 			return fmt.Errorf("index: clearing %s: %w", ix.dir, err)
 		}
@@ -414,9 +413,9 @@ func hitsOf(matches []*search.DocumentMatch) ([]ragd.Hit, error) {
 // Coverage scores texts against query by the share of the query's information they contain:
 // the summed IDF of the query's distinct terms found in a text over the summed IDF of all of
 // them, with the index's analyzer and ctx's tenant's term statistics, so it matches what BM25
-// matches. It is in
-// [0, 1] whatever the query's length, which makes one threshold meaningful across questions
-// (carried sources are kept or dropped by it when no model is configured).
+// matches. It is in [0, 1] whatever the query's length, which makes one threshold meaningful
+// across questions (carried sources are kept or dropped by it when no model is configured).
+// Weights are summed in term order, so equal statistics give equal scores to the last bit.
 func (ix *Index) Coverage(ctx context.Context, query string, texts []string) ([]float64, error) {
 	s, done, err := ix.reader(ctx)
 	if err != nil {
@@ -429,9 +428,10 @@ func (ix *Index) Coverage(ctx context.Context, query string, texts []string) ([]
 	if err != nil {
 		return nil, err
 	}
+	order := slices.Sorted(maps.Keys(idf))
 	var total float64
-	for _, w := range idf {
-		total += w
+	for _, term := range order {
+		total += idf[term]
 	}
 	out := make([]float64, len(texts))
 	if total == 0 {
@@ -440,9 +440,9 @@ func (ix *Index) Coverage(ctx context.Context, query string, texts []string) ([]
 	for i, t := range texts {
 		have := analyzedTerms(analyzer, t)
 		var got float64
-		for term, w := range idf {
+		for _, term := range order {
 			if have[term] {
-				got += w
+				got += idf[term]
 			}
 		}
 		out[i] = got / total
@@ -451,8 +451,8 @@ func (ix *Index) Coverage(ctx context.Context, query string, texts []string) ([]
 }
 
 // Keywords returns up to n words of text that say the most, by the IDF of their analyzed term
-// among ctx's tenant's chunks, leaving out words whose term is in exclude's (stop words have no term). Words come
-// back as written, so they can be searched again; each term once, rarest first.
+// among ctx's tenant's chunks, leaving out words whose term is in exclude's (stop words have no
+// term). Words come back as written, so they can be searched again; each term once, rarest first.
 func (ix *Index) Keywords(ctx context.Context, text, exclude string, n int) ([]string, error) {
 	s, done, err := ix.reader(ctx)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -49,20 +50,34 @@ func ragdCmd(t *testing.T, url string, args ...string) *exec.Cmd {
 type replica struct {
 	name string
 	url  string
+	// key is sent as the bearer of every request when set.
+	key string
+	// stop stops the process (and is called again, harmlessly, when the test ends).
+	stop func()
 }
 
 // startReplica starts `ragd serve` on a free loopback port with its own data directory (so its
 // own BM25 index) and stops it when the test ends.
 func startReplica(t *testing.T, name, dbURL string) *replica {
 	t.Helper()
-	cmd := ragdCmd(t, dbURL, "--data-dir", t.TempDir(), "--listen", "127.0.0.1:0", "serve")
+	return startReplicaIn(t, name, dbURL, t.TempDir())
+}
+
+// startReplicaIn is startReplica with the data directory given.
+func startReplicaIn(t *testing.T, name, dbURL, dataDir string) *replica {
+	t.Helper()
+	cmd := ragdCmd(t, dbURL, "--data-dir", dataDir, "--listen", "127.0.0.1:0", "serve")
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-	})
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			_ = cmd.Wait()
+		})
+	}
+	t.Cleanup(stop)
 	addr := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
@@ -87,7 +102,7 @@ func startReplica(t *testing.T, name, dbURL string) *replica {
 	select {
 	case a, ok := <-addr:
 		require.True(t, ok, "%s exited before serving", name)
-		return &replica{name: name, url: "http://" + a}
+		return &replica{name: name, url: "http://" + a, stop: stop}
 	case <-time.After(2 * time.Minute):
 		t.Fatalf("%s did not start serving", name)
 	}
@@ -105,6 +120,9 @@ func (r *replica) do(t *testing.T, method, path string, body any) []byte {
 	req, err := http.NewRequest(method, r.url+path, rd)
 	require.NoError(t, err)
 	req.Header.Set("Content-Type", "application/json")
+	if r.key != "" {
+		req.Header.Set("Authorization", "Bearer "+r.key)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()

@@ -57,6 +57,17 @@ func (b *testBundle) save(t *testing.T, key, hash, title string, texts ...string
 	return res[0]
 }
 
+// caughtUp opens the index and catches it up with the store; the test closes it when it ends.
+func (b *testBundle) caughtUp(t *testing.T) *index.Index {
+	t.Helper()
+	ix, err := index.Open(b.dir, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { ix.Close() })
+	_, err = ix.CatchUp(b.ctx, b.store)
+	require.NoError(t, err)
+	return ix
+}
+
 // search returns the texts of the chunks found, in rank order.
 func (b *testBundle) search(t *testing.T, ix *index.Index, q string) []string {
 	t.Helper()
@@ -189,11 +200,7 @@ func TestSearchInAndCoverage(t *testing.T) {
 	b := setup(t)
 	b.save(t, "quakes", "1", "Earthquake safety", "Drop, cover and hold on during earthquakes.", "Check for gas leaks after the shaking.")
 	b.save(t, "gas", "1", "Gas appliances", "Have gas appliances checked every year.")
-	ix, err := index.Open(b.dir, nil)
-	require.NoError(t, err)
-	defer ix.Close()
-	_, err = ix.CatchUp(b.ctx, b.store)
-	require.NoError(t, err)
+	ix := b.caughtUp(t)
 
 	all, err := ix.Search(b.ctx, "gas", 10)
 	require.NoError(t, err)

@@ -72,11 +72,7 @@ func TestTenantStatisticsAreTheTenantsOwn(t *testing.T) {
 		"Secure the boiler and gas appliances to the wall.")
 	b.save(t, "gas", "1", "Gas appliances", "Have gas appliances checked every year.", "A leak smells of rotten eggs.")
 	b.save(t, "floods", "1", "Flood safety", "Move to higher ground when floods threaten.")
-	ix, err := index.Open(b.dir, nil)
-	require.NoError(t, err)
-	defer ix.Close()
-	_, err = ix.CatchUp(b.ctx, b.store)
-	require.NoError(t, err)
+	ix := b.caughtUp(t)
 	before := reads(t, ctxA, ix)
 
 	// B's documents are made of A's query words, in every field, many times over.

@@ -2,27 +2,36 @@
 # Runs ragd's fuzz targets as fuzzers, sharing one time budget among them.
 #
 #   scripts/fuzz.sh [BUDGET [PACKAGE...]]
-#   scripts/fuzz.sh 30s ./extract          # what scripts/test.sh (and so CI) runs
-#   scripts/fuzz.sh 2h ./extract ./server  # long fuzzing: every parser and request decoder
+#   scripts/fuzz.sh 30s                    # what scripts/test.sh (and so CI) runs
+#   scripts/fuzz.sh 2h ./request           # long fuzzing of the request decoders alone
 #
-# BUDGET (whole seconds, minutes or hours: 30s, 10m, 2h; default 30s) is split evenly among the targets of the packages
-# (default ./extract). Every target's seed corpus (and testdata/fuzz) also runs as an ordinary
-# test in `go test ./...`; this adds inputs nobody wrote by hand. A fuzzer is built with coverage
-# instrumentation of its package's whole dependency tree: cheap for ./extract, about a quarter of
-# an hour on a busy 2-core machine for ./server (Echo, bleve, the models...), which is why CI
-# fuzzes only ./extract. Failing inputs are saved under PACKAGE/testdata/fuzz/ to commit.
+# BUDGET (whole seconds, minutes or hours: 30s, 10m, 2h; default 30s) is split evenly among the
+# targets of the packages (default ./extract and ./request: every parser and every request
+# decoder). Every target's seed corpus (and testdata/fuzz) also runs as an ordinary test in
+# `go test ./...`; this adds inputs nobody wrote by hand. A fuzzer is built with coverage
+# instrumentation of its package's whole dependency tree, which is why the decoders live in
+# ./request, apart from the server (Echo, bleve, the models...). Failing inputs are saved under
+# PACKAGE/testdata/fuzz/ to commit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 budget=${1:-30s}
 shift || true
 pkgs=("$@")
-[ ${#pkgs[@]} -gt 0 ] || pkgs=(./extract)
+[ ${#pkgs[@]} -gt 0 ] || pkgs=(./extract ./request)
 
+# Each package's fuzzer is built once (go test -c -fuzz) and run per target, so the budget is
+# spent fuzzing rather than building and linking a binary per target.
+bin=$(mktemp -d)
+trap 'rm -rf "$bin"' EXIT
+cache=$(go env GOCACHE)/fuzz
 targets=()
 for pkg in "${pkgs[@]}"; do
-	for target in $(go test -list '^Fuzz' "$pkg" | grep '^Fuzz' || true); do
-		targets+=("$pkg $target")
+	exe=$bin/$(basename "$pkg").test
+	go test -c -fuzz . -o "$exe" "$pkg"
+	corpus=$cache/$(go list "$pkg")
+	for target in $(cd "$pkg" && "$exe" -test.list '^Fuzz' | grep '^Fuzz' || true); do
+		targets+=("$pkg $exe $corpus $target")
 	done
 done
 [ ${#targets[@]} -gt 0 ] || { echo "no fuzz targets in ${pkgs[*]}" >&2; exit 1; }
@@ -38,6 +47,10 @@ each=$((secs / ${#targets[@]}))
 [ "$each" -ge 1 ] || each=1
 echo "==> go fuzz: ${#targets[@]} targets, ${budget} in all (${each}s each)"
 for t in "${targets[@]}"; do
-	read -r pkg target <<<"$t"
-	go test -run '^$' -fuzz "^${target}\$" -fuzztime "${each}s" "$pkg"
+	read -r pkg exe corpus target <<<"$t"
+	echo "--- $pkg $target"
+	# From the package's directory, where testdata/fuzz is; the corpus grown by earlier runs is
+	# kept where go test keeps it.
+	(cd "$pkg" && "$exe" -test.run '^$' -test.fuzz "^${target}\$" -test.fuzztime "${each}s" \
+		-test.fuzzcachedir "$corpus")
 done

@@ -34,11 +34,10 @@ echo "==> go vet"
 go vet ./...
 echo "==> go test"
 go test -count=1 "$@" ./...
-# Seed corpora ran above as ordinary tests. Then bounded fuzzing where it is cheap: the
-# parsers (./extract) for RAGD_FUZZTIME in all (30s by default; 0 skips). The request decoders'
-# fuzzers (./server) cost a rebuild of the server's whole dependency tree with coverage
-# instrumentation; run them, and long fuzzing, with scripts/fuzz.sh (see the README).
+# Seed corpora ran above as ordinary tests. Then bounded fuzzing: every parser (./extract) and
+# every request decoder (./request) for RAGD_FUZZTIME in all, shared among the targets (30s by
+# default; 0 skips). Long fuzzing: scripts/fuzz.sh (see the README).
 fuzztime=${RAGD_FUZZTIME:-30s}
 if [ "$fuzztime" != "0" ]; then
-	scripts/fuzz.sh "$fuzztime" ./extract
+	scripts/fuzz.sh "$fuzztime" ./extract ./request
 fi

@@ -14,29 +14,6 @@ import (
 // The JSON shapes of the API. They are kept apart from the domain types so the wire format
 // changes only on purpose; openapi.yaml describes each of them.
 
-type askRequest struct {
-	ConversationID *uuid.UUID `json:"conversation_id"`
-	Message        string     `json:"message"`
-	// ModeHint is the UI's word for the interaction (task, debug, explore, learn, general...),
-	// which picks the mode; the response's turn_intent is another thing (how the turn relates
-	// to the conversation).
-	ModeHint string `json:"mode_hint"`
-	// Intent is ModeHint's deprecated name, still read.
-	Intent string      `json:"intent"`
-	Pins   []uuid.UUID `json:"pins"`
-}
-
-// modeHint returns the request's mode hint from either of its names.
-func (r askRequest) modeHint() (string, error) {
-	switch {
-	case r.Intent == "":
-		return r.ModeHint, nil
-	case r.ModeHint == "" || r.ModeHint == r.Intent:
-		return r.Intent, nil
-	}
-	return "", ragd.Invalidf("intent", "is the deprecated name of mode_hint; send mode_hint alone")
-}
-
 type pageRange struct {
 	Start int `json:"start"`
 	End   int `json:"end"`
@@ -270,11 +247,6 @@ type doneJSON struct {
 	Timings  []timingJSON `json:"timings"`
 }
 
-type replyRequest struct {
-	Content   string     `json:"content"`
-	MessageID *uuid.UUID `json:"message_id"`
-}
-
 type messageJSON struct {
 	ID              uuid.UUID      `json:"id"`
 	ConversationID  uuid.UUID      `json:"conversation_id"`
@@ -355,10 +327,6 @@ type conversationListJSON struct {
 	NextCursor    string                    `json:"next_cursor,omitempty"`
 }
 
-type renameRequest struct {
-	Title *string `json:"title"`
-}
-
 type documentRef struct {
 	ID      uuid.UUID `json:"id"`
 	Version int       `json:"version"`
@@ -392,14 +360,6 @@ func citationOf(c ragd.Citation) citationJSON {
 		Fact: c.Fact, Score: c.Score, Origin: c.Origin, Rank: c.Rank,
 		Document: documentRef{ID: c.DocID, Version: c.DocVersion, Title: c.DocTitle, URL: c.DocURL, Path: c.DocPath},
 		Chunk:    chunkRef{ID: c.ChunkID, Text: c.ChunkText}, Pages: pages(c.PageStart, c.PageEnd), CreatedAt: c.CreatedAt}
-}
-
-type documentRequest struct {
-	Text   string `json:"text"`
-	Title  string `json:"title"`
-	Format string `json:"format"`
-	URL    string `json:"url"`
-	Source string `json:"source"`
 }
 
 type ingestResultJSON struct {

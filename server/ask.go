@@ -14,9 +14,8 @@ import (
 
 	"github.com/ragd/ragd"
 	"github.com/ragd/ragd/ask"
+	"github.com/ragd/ragd/request"
 )
-
-const mimeEventStream = "text/event-stream"
 
 // ask answers a user turn as JSON, or as Server-Sent Events when the client asks for them.
 // The turn is validated, retrieved and recorded before the first byte is written, so a bad
@@ -24,15 +23,15 @@ const mimeEventStream = "text/event-stream"
 // what follows: meta, one event per source, the context bundle, answer deltas when an LLM is
 // configured, done (or stopped). With an Idempotency-Key, a retry gets the first turn back.
 func (s *Server) ask(c echo.Context) error {
-	format := accepts(c.Request().Header.Get(echo.HeaderAccept), echo.MIMEApplicationJSON, mimeEventStream)
+	format := request.Accepts(c.Request().Header.Get(echo.HeaderAccept), request.MIMEJSON, request.MIMEEventStream)
 	if format == "" {
 		return echo.NewHTTPError(http.StatusNotAcceptable, "/v1/ask answers application/json or text/event-stream")
 	}
-	var req askRequest
-	if err := decodeJSON(c, &req, s.cfg.MaxBodyBytes); err != nil {
+	raw, err := s.body(c)
+	if err != nil {
 		return err
 	}
-	hint, err := req.modeHint()
+	req, hint, err := request.DecodeAsk(raw)
 	if err != nil {
 		return err
 	}
@@ -40,7 +39,7 @@ func (s *Server) ask(c echo.Context) error {
 	if req.ConversationID != nil {
 		r.ConversationID = *req.ConversationID
 	}
-	if r.Idempotency, err = idempotencyOf(c, req, hint); err != nil {
+	if r.Idempotency, err = request.Idempotency(c.Request().Header, req, hint); err != nil {
 		return err
 	}
 	if r.Idempotency != nil {
@@ -61,7 +60,7 @@ func (s *Server) ask(c echo.Context) error {
 	}
 	s.metrics.turn(turn)
 	var resp askResponse
-	if format == mimeEventStream {
+	if format == request.MIMEEventStream {
 		resp = s.stream(c, turn)
 	} else {
 		resp = s.answerJSON(c, turn)
@@ -191,7 +190,7 @@ func openEvents(c echo.Context) (*events, error) {
 	// Commit the headers through Echo: go-sse would flush them underneath it, and Echo would then
 	// write them a second time.
 	h := c.Response().Header()
-	h.Set(echo.HeaderContentType, mimeEventStream)
+	h.Set(echo.HeaderContentType, request.MIMEEventStream)
 	h.Set("Cache-Control", "no-cache")
 	c.Response().WriteHeader(http.StatusOK)
 	sess, err := sse.Upgrade(c.Response(), c.Request())

@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ragd/ragd"
+	"github.com/ragd/ragd/request"
 )
 
 // Access says who may call the API.
@@ -140,15 +141,14 @@ func keyOf(k ragd.Key) keyJSON {
 		CreatedAt: k.CreatedAt, RevokedAt: k.RevokedAt}
 }
 
-type keyRequest struct {
-	Role string `json:"role"`
-	Name string `json:"name"`
-}
-
 // createKey makes a key of the caller's tenant; its secret is in this response only.
 func (s *Server) createKey(c echo.Context) error {
-	var req keyRequest
-	if err := decodeJSON(c, &req, s.cfg.MaxBodyBytes); err != nil {
+	raw, err := s.body(c)
+	if err != nil {
+		return err
+	}
+	req, err := request.DecodeKey(raw)
+	if err != nil {
 		return err
 	}
 	ctx := c.Request().Context()

@@ -2,10 +2,7 @@ package server
 
 import (
 	"net/http"
-	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
@@ -14,6 +11,7 @@ import (
 	"github.com/ragd/ragd/ask"
 	"github.com/ragd/ragd/citations"
 	"github.com/ragd/ragd/focus"
+	"github.com/ragd/ragd/request"
 )
 
 // conversation returns a conversation with its messages and the sources it has found.
@@ -40,22 +38,13 @@ func (s *Server) recordReply(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var req replyRequest
-	if err := decodeJSON(c, &req, s.cfg.MaxBodyBytes); err != nil {
+	raw, err := s.body(c)
+	if err != nil {
 		return err
 	}
-	content := strings.TrimSpace(req.Content)
-	switch {
-	case content == "":
-		return ragd.Invalidf("content", "is empty")
-	case len(content) > s.cfg.MaxReplyBytes:
-		return ragd.Invalidf("content", "is %d bytes, over the %d-byte limit", len(content), s.cfg.MaxReplyBytes)
-	case !utf8.ValidString(content):
-		return ragd.Invalidf("content", "is not valid UTF-8")
-	}
-	msg := uuid.Nil
-	if req.MessageID != nil {
-		msg = *req.MessageID
+	content, msg, err := request.DecodeReply(raw, s.cfg.MaxReplyBytes)
+	if err != nil {
+		return err
 	}
 	m, err := s.deps.Store.RecordReply(c.Request().Context(), id, msg, content)
 	if err != nil {
@@ -123,7 +112,7 @@ func (s *Server) setPin(c echo.Context, pinned bool) error {
 
 // listConversations lists the conversations that are not deleted, most recently active first.
 func (s *Server) listConversations(c echo.Context) error {
-	p, limit, err := pageQuery(c)
+	p, limit, err := request.Page(c.QueryParams())
 	if err != nil {
 		return err
 	}
@@ -131,7 +120,7 @@ func (s *Server) listConversations(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	rows, next := nextCursor(rows, limit, func(cs ragd.ConversationSummary) (time.Time, uuid.UUID) { return cs.UpdatedAt, cs.ID })
+	rows, next := request.NextCursor(rows, limit, func(cs ragd.ConversationSummary) (time.Time, uuid.UUID) { return cs.UpdatedAt, cs.ID })
 	out := conversationListJSON{Conversations: make([]conversationSummaryJSON, len(rows)), NextCursor: next}
 	for i, cs := range rows {
 		out.Conversations[i] = conversationSummaryOf(cs.Conversation, cs.Preview)
@@ -139,30 +128,19 @@ func (s *Server) listConversations(c echo.Context) error {
 	return c.JSON(http.StatusOK, out)
 }
 
-// maxTitleChars bounds a conversation's title: a list shows it on one line.
-const maxTitleChars = 200
-
 // renameConversation sets a conversation's title; an empty title clears it.
 func (s *Server) renameConversation(c echo.Context) error {
 	id, err := pathID(c)
 	if err != nil {
 		return err
 	}
-	var req renameRequest
-	if err := decodeJSON(c, &req, s.cfg.MaxBodyBytes); err != nil {
+	raw, err := s.body(c)
+	if err != nil {
 		return err
 	}
-	if req.Title == nil {
-		return ragd.Invalidf("title", "is missing (send \"\" to clear it)")
-	}
-	title := strings.TrimSpace(*req.Title)
-	switch {
-	case !utf8.ValidString(title):
-		return ragd.Invalidf("title", "is not valid UTF-8")
-	case utf8.RuneCountInString(title) > maxTitleChars:
-		return ragd.Invalidf("title", "is over %d characters", maxTitleChars)
-	case strings.ContainsFunc(title, unicode.IsControl):
-		return ragd.Invalidf("title", "holds control characters (a title is one line)")
+	title, err := request.DecodeRename(raw)
+	if err != nil {
+		return err
 	}
 	conv, err := s.deps.Store.RenameConversation(c.Request().Context(), id, title)
 	if err != nil {

@@ -2,20 +2,16 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"mime"
 	"net/http"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/ragd/ragd"
 	"github.com/ragd/ragd/ingest"
+	"github.com/ragd/ragd/request"
 )
 
 // postDocument ingests one document: a multipart upload (field "file"), or JSON with its text or
@@ -48,68 +44,16 @@ func (s *Server) postDocument(c echo.Context) error {
 	return c.JSON(resultStatus(res), res)
 }
 
-var formatExt = map[string]string{"markdown": ".md", "text": ".txt", "html": ".html", "pdf": ".pdf"}
-
+// documentSource reads the document a request posts: its bytes, or the page of its URL.
 func (s *Server) documentSource(c echo.Context) (ingest.Source, error) {
-	r := c.Request()
-	mt, _, _ := mime.ParseMediaType(r.Header.Get(echo.HeaderContentType))
-	switch mt {
-	case echo.MIMEMultipartForm:
-		r.Body = http.MaxBytesReader(c.Response(), r.Body, s.cfg.MaxUploadBytes)
-		fh, err := c.FormFile("file")
-		if err != nil {
-			var mbe *http.MaxBytesError
-			if errors.As(err, &mbe) {
-				return ingest.Source{}, err
-			}
-			return ingest.Source{}, ragd.Invalidf("file", "multipart upload needs a file field: %v", err)
-		}
-		for name, vs := range r.MultipartForm.Value {
-			for _, v := range vs {
-				if err := checkText(name, v); err != nil {
-					return ingest.Source{}, err
-				}
-			}
-		}
-		if err := checkText("file", fh.Filename); err != nil {
-			return ingest.Source{}, ragd.Invalidf("file", "its file name is not valid UTF-8 or holds a NUL character")
-		}
-		f, err := fh.Open()
-		if err != nil {
-			return ingest.Source{}, ragd.Invalidf("file", "%v", err)
-		}
-		defer f.Close()
-		data, err := io.ReadAll(f)
-		if err != nil {
-			return ingest.Source{}, err
-		}
-		// An upload is identified by its content unless the client names it with a source key.
-		return ingest.Source{Key: c.FormValue("source"), Name: fh.Filename,
-			ContentType: fh.Header.Get(echo.HeaderContentType), Data: data}, nil
-	case echo.MIMEApplicationJSON:
-		var req documentRequest
-		if err := decodeJSON(c, &req, s.cfg.MaxUploadBytes); err != nil {
-			return ingest.Source{}, err
-		}
-		switch {
-		case req.URL != "" && req.Text != "":
-			return ingest.Source{}, ragd.Invalidf("body", "give text or url, not both")
-		case req.URL != "":
-			return ingest.Fetch(c.Request().Context(), s.cfg.Fetcher, req.URL, s.cfg.MaxUploadBytes)
-		case strings.TrimSpace(req.Text) == "":
-			return ingest.Source{}, ragd.Invalidf("text", "is empty (or give a url)")
-		}
-		format := req.Format
-		if format == "" {
-			format = "text"
-		}
-		ext, ok := formatExt[format]
-		if !ok || format == "pdf" {
-			return ingest.Source{}, ragd.Invalidf("format", "%q: want markdown, text or html (upload PDFs as files)", format)
-		}
-		return ingest.Source{Key: req.Source, Name: "document" + ext, Title: req.Title, Data: []byte(req.Text)}, nil
+	d, err := request.ReadDocument(c.Response(), c.Request(), s.cfg.MaxUploadBytes)
+	if err != nil {
+		return ingest.Source{}, err
 	}
-	return ingest.Source{}, echo.NewHTTPError(http.StatusUnsupportedMediaType, "send a multipart/form-data upload or application/json")
+	if d.URL != "" {
+		return ingest.Fetch(c.Request().Context(), s.cfg.Fetcher, d.URL, s.cfg.MaxUploadBytes)
+	}
+	return ingest.Source{Key: d.Key, Name: d.Name, Title: d.Title, ContentType: d.ContentType, Data: d.Data}, nil
 }
 
 // getDocument returns a document with its versions.
@@ -149,25 +93,22 @@ func (s *Server) deleteDocument(c echo.Context) error {
 // listDocuments lists the documents in search, most recently updated first; q keeps those whose
 // title or source contains it. It is what a pin picker offers.
 func (s *Server) listDocuments(c echo.Context) error {
-	p, limit, err := pageQuery(c)
+	p, limit, err := request.Page(c.QueryParams())
 	if err != nil {
 		return err
 	}
-	q := c.QueryParam("q")
-	if len(q) > maxQueryBytes || !utf8.ValidString(q) {
-		return ragd.Invalidf("q", "must be valid UTF-8 of at most %d bytes", maxQueryBytes)
+	q, err := request.DocumentQuery(c.QueryParams())
+	if err != nil {
+		return err
 	}
 	rows, err := s.deps.Store.ListDocuments(c.Request().Context(), ragd.DocumentFilter{Query: q, Page: p})
 	if err != nil {
 		return err
 	}
-	rows, next := nextCursor(rows, limit, func(d ragd.DocumentSummary) (time.Time, uuid.UUID) { return d.UpdatedAt, d.ID })
+	rows, next := request.NextCursor(rows, limit, func(d ragd.DocumentSummary) (time.Time, uuid.UUID) { return d.UpdatedAt, d.ID })
 	out := documentListJSON{Documents: make([]documentSummaryJSON, len(rows)), NextCursor: next}
 	for i, d := range rows {
 		out.Documents[i] = documentSummaryOf(d)
 	}
 	return c.JSON(http.StatusOK, out)
 }
-
-// maxQueryBytes bounds a document search.
-const maxQueryBytes = 256

@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
@@ -14,16 +13,8 @@ import (
 	"github.com/ragd/ragd/ask"
 	"github.com/ragd/ragd/experiment"
 	"github.com/ragd/ragd/mode"
+	"github.com/ragd/ragd/request"
 )
-
-// maxReasonBytes bounds the free-text reason of a rating.
-const maxReasonBytes = 2000
-
-type feedbackRequest struct {
-	Rating  string            `json:"rating"`
-	Reason  string            `json:"reason"`
-	Sources []ragd.SourceFlag `json:"sources"`
-}
 
 type feedbackJSON struct {
 	ID             uuid.UUID         `json:"id"`
@@ -55,20 +46,13 @@ func (s *Server) feedback(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var req feedbackRequest
-	if err := decodeJSON(c, &req, s.cfg.MaxBodyBytes); err != nil {
+	raw, err := s.body(c)
+	if err != nil {
 		return err
 	}
-	req.Reason = strings.TrimSpace(req.Reason)
-	switch {
-	case req.Rating != ragd.RatingUp && req.Rating != ragd.RatingDown:
-		return ragd.Invalidf("rating", "must be up or down, got %q", req.Rating)
-	case len(req.Reason) > maxReasonBytes:
-		return ragd.Invalidf("reason", "is %d bytes, over the %d-byte limit", len(req.Reason), maxReasonBytes)
-	case !utf8.ValidString(req.Reason):
-		return ragd.Invalidf("reason", "is not valid UTF-8")
-	case len(req.Sources) > 100:
-		return ragd.Invalidf("sources", "has %d flags, at most 100", len(req.Sources))
+	req, err := request.DecodeFeedback(raw)
+	if err != nil {
+		return err
 	}
 	ctx := c.Request().Context()
 	f, err := s.deps.Store.SaveFeedback(ctx, ragd.NewFeedback{MessageID: id, Rating: req.Rating, Reason: req.Reason, Sources: req.Sources})
@@ -116,37 +100,21 @@ func feedbackCSV(f ragd.Feedback) []string {
 // feedbackExport exports feedback for auditors with the citations: filtered by conversation and
 // by when it was last given; JSON in pages (limit, after), JSONL and CSV streamed whole.
 func (s *Server) feedbackExport(c echo.Context) error {
-	q := c.QueryParams()
-	var f ragd.FeedbackFilter
-	var err error
-	if f.From, f.To, err = timeRange(q); err != nil {
+	f, err := request.FeedbackFilter(c.QueryParams())
+	if err != nil {
 		return err
 	}
-	for name, dst := range map[string]*uuid.UUID{"conversation_id": &f.ConversationID, "after": &f.AfterID} {
-		if v := q.Get(name); v != "" {
-			if *dst, err = uuid.Parse(v); err != nil {
-				return ragd.Invalidf(name, "%q is not a UUID", v)
-			}
-		}
-	}
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > maxCitationPage {
-			return ragd.Invalidf("limit", "must be 1..%d", maxCitationPage)
-		}
-		f.Limit = n
-	}
-	format, err := exportFormat(c, "feedback")
+	format, err := request.ExportFormat(c.QueryParams(), c.Request().Header.Get(echo.HeaderAccept), "feedback")
 	if err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
-	if format != echo.MIMEApplicationJSON {
+	if format != request.MIMEJSON {
 		return streamExport(s, c, format, "feedback", feedbackCSVHeader, func(f ragd.Feedback) any { return feedbackOf(f) }, feedbackCSV,
 			func(fn func(ragd.Feedback) error) error { return s.deps.Store.Feedback(ctx, f, fn) })
 	}
 	if f.Limit == 0 {
-		f.Limit = defaultCitationPage
+		f.Limit = request.DefaultExportPage
 	}
 	out := []feedbackJSON{}
 	if err := s.deps.Store.Feedback(ctx, f, func(fb ragd.Feedback) error {
@@ -164,7 +132,7 @@ func (s *Server) feedbackExport(c echo.Context) error {
 
 // experimentReport reports the experiment per arm and mode stratum over a period (from, to).
 func (s *Server) experimentReport(c echo.Context) error {
-	from, to, err := timeRange(c.QueryParams())
+	from, to, err := request.TimeRange(c.QueryParams())
 	if err != nil {
 		return err
 	}
@@ -183,10 +151,6 @@ func (s *Server) experimentReport(c echo.Context) error {
 		out["rollbacks"] = g.Rollbacks()
 	}
 	return c.JSON(http.StatusOK, out)
-}
-
-type baselineRequest struct {
-	Distribution map[string]float64 `json:"distribution"`
 }
 
 // driftState shows the caller's tenant's drift baseline and state.
@@ -211,12 +175,16 @@ func (s *Server) setBaseline(c echo.Context) error {
 	if d == nil {
 		return echo.NewHTTPError(http.StatusConflict, "no drift monitor runs")
 	}
-	var req baselineRequest
-	if err := decodeJSON(c, &req, s.cfg.MaxBodyBytes); err != nil {
+	raw, err := s.body(c)
+	if err != nil {
+		return err
+	}
+	dist, err := request.DecodeBaseline(raw)
+	if err != nil {
 		return err
 	}
 	b := mode.Baseline{Distribution: map[mode.Mode]float64{}}
-	for m, v := range req.Distribution {
+	for m, v := range dist {
 		b.Distribution[mode.Mode(strings.ToUpper(m))] = v
 	}
 	tenant := ask.TenantOf(c.Request().Context())

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"mime"
 	"net/http"
 	"net/url"
 	"strings"
@@ -25,6 +24,7 @@ import (
 	"github.com/ragd/ragd/experiment"
 	"github.com/ragd/ragd/focus"
 	"github.com/ragd/ragd/ingest"
+	"github.com/ragd/ragd/request"
 	"github.com/ragd/ragd/web"
 )
 
@@ -176,8 +176,8 @@ func New(cfg Config, deps Deps) *Server {
 		e.Use(middleware.CORSWithConfig(middleware.CORSConfig{
 			AllowOrigins:  origins,
 			AllowMethods:  []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete},
-			AllowHeaders:  []string{echo.HeaderContentType, echo.HeaderAccept, echo.HeaderAuthorization, headerIdempotencyKey},
-			ExposeHeaders: []string{headerReplayed},
+			AllowHeaders:  []string{echo.HeaderContentType, echo.HeaderAccept, echo.HeaderAuthorization, request.HeaderIdempotencyKey},
+			ExposeHeaders: []string{request.HeaderReplayed},
 			MaxAge:        600,
 		}))
 	}
@@ -296,8 +296,11 @@ const retryAfter = "2"
 // upstream's error text, which may echo a credential) do not leak.
 func statusOf(err error) (int, string) {
 	var he *echo.HTTPError
+	var re *request.Error
 	var mbe *http.MaxBytesError
 	switch {
+	case errors.As(err, &re):
+		return re.Status, re.Detail
 	case errors.As(err, &he):
 		if m, ok := he.Message.(string); ok {
 			return he.Code, m
@@ -377,42 +380,9 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 func pathID(c echo.Context) (uuid.UUID, error) { return pathUUID(c, "id") }
 
 // pathUUID parses a path parameter as a UUID.
-func pathUUID(c echo.Context, name string) (uuid.UUID, error) {
-	id, err := uuid.Parse(c.Param(name))
-	if err != nil {
-		return uuid.Nil, ragd.Invalidf(name, "%q is not a UUID", c.Param(name))
-	}
-	return id, nil
-}
+func pathUUID(c echo.Context, name string) (uuid.UUID, error) { return request.ID(name, c.Param(name)) }
 
-// accepts reports which of the offered media types the Accept header prefers: the first offer
-// with the highest q value among those the header names (exactly, by type/*, or */*). An empty
-// header accepts the first offer; a header accepting none of them returns "".
-func accepts(header string, offers ...string) string {
-	if strings.TrimSpace(header) == "" {
-		return offers[0]
-	}
-	best, bestQ := "", 0.0
-	for _, offer := range offers {
-		q := 0.0
-		for _, part := range strings.Split(header, ",") {
-			mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
-			if err != nil {
-				continue
-			}
-			typ, _, _ := strings.Cut(offer, "/")
-			if mt != offer && mt != typ+"/*" && mt != "*/*" {
-				continue
-			}
-			pq := 1.0
-			if v, ok := params["q"]; ok {
-				fmt.Sscanf(v, "%g", &pq)
-			}
-			q = max(q, pq)
-		}
-		if q > bestQ {
-			best, bestQ = offer, q
-		}
-	}
-	return best
+// body reads the request's JSON body, of at most MaxBodyBytes.
+func (s *Server) body(c echo.Context) ([]byte, error) {
+	return request.Body(c.Response(), c.Request(), s.cfg.MaxBodyBytes)
 }

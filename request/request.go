@@ -1,4 +1,12 @@
-package server
+// Package request decodes and validates what clients send the HTTP API: each route's JSON body
+// or multipart upload, its query parameters, path ids and headers. Server handlers stay thin
+// (read, decode here, call, encode); keeping the decoders apart, with few dependencies, is also
+// what makes fuzzing them cheap: a fuzzer rebuilds its package's whole dependency tree with
+// coverage instrumentation, minutes for this package against a quarter of an hour for the server.
+//
+// Errors a client caused are ragd.ErrInvalid (400, naming the field), *Error (another 4xx) or
+// *http.MaxBytesError (413).
+package request
 
 import (
 	"bytes"
@@ -11,29 +19,43 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/labstack/echo/v4"
+	"github.com/google/uuid"
 
 	"github.com/ragd/ragd"
 )
 
-// decodeJSON reads one JSON object of at most limit bytes into v, refusing unknown fields (a
-// misspelt field is a client bug better reported than ignored), trailing data, and text that no
-// store keeps: invalid UTF-8 (which encoding/json would silently turn into U+FFFD) and NUL
-// characters, each reported with the field that holds it.
-func decodeJSON(c echo.Context, v any, limit int64) error {
-	r := c.Request()
-	if mt, _, err := mime.ParseMediaType(r.Header.Get(echo.HeaderContentType)); err != nil || mt != echo.MIMEApplicationJSON {
-		return echo.NewHTTPError(http.StatusUnsupportedMediaType, "send the body as application/json")
-	}
-	raw, err := io.ReadAll(http.MaxBytesReader(c.Response(), r.Body, limit))
-	if err != nil {
-		return err
-	}
-	return decodeJSONBytes(raw, v)
+// Media types the API reads and writes.
+const (
+	MIMEJSON        = "application/json"
+	MIMEMultipart   = "multipart/form-data"
+	MIMEEventStream = "text/event-stream"
+	MIMEJSONL       = "application/x-ndjson"
+	MIMECSV         = "text/csv"
+)
+
+// Error is a request refused with a status of its own (415, 406): what is wrong is not one
+// field's value.
+type Error struct {
+	Status int
+	Detail string
 }
 
-// decodeJSONBytes is decodeJSON's work on a body already read.
-func decodeJSONBytes(raw []byte, v any) error {
+func (e *Error) Error() string { return e.Detail }
+
+// Body reads a JSON request body of at most limit bytes (more is a *http.MaxBytesError), sent
+// as application/json.
+func Body(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != MIMEJSON {
+		return nil, &Error{Status: http.StatusUnsupportedMediaType, Detail: "send the body as application/json"}
+	}
+	return io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+}
+
+// Decode reads one JSON object into v, refusing unknown fields (a misspelt field is a client bug
+// better reported than ignored), trailing data, and text that no store keeps: invalid UTF-8
+// (which encoding/json would silently turn into U+FFFD) and NUL characters, each reported with
+// the field that holds it.
+func Decode(raw []byte, v any) error {
 	if err := checkJSONText(raw); err != nil {
 		return err
 	}
@@ -133,8 +155,8 @@ func checkJSONText(raw []byte) error {
 	}
 }
 
-// checkText refuses a form value that is not valid UTF-8 or holds a NUL, naming its field.
-func checkText(field, s string) error {
+// Text refuses a form value that is not valid UTF-8 or holds a NUL, naming its field.
+func Text(field, s string) error {
 	switch {
 	case !utf8.ValidString(s):
 		return ragd.Invalidf(field, "is not valid UTF-8")
@@ -142,4 +164,13 @@ func checkText(field, s string) error {
 		return ragd.Invalidf(field, "holds a NUL character")
 	}
 	return nil
+}
+
+// ID parses the path parameter name, whose value is s, as a UUID.
+func ID(name, s string) (uuid.UUID, error) {
+	id, err := uuid.Parse(s)
+	if err != nil {
+		return uuid.Nil, ragd.Invalidf(name, "%q is not a UUID", s)
+	}
+	return id, nil
 }

@@ -1,0 +1,231 @@
+package request
+
+import (
+	"encoding/base64"
+	"fmt"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/ragd/ragd"
+)
+
+// Lists of conversations and documents come in pages, newest first, by keyset: a page's
+// next_cursor names its last row, and the next page starts strictly after it. The cursor is
+// opaque to clients.
+
+const (
+	defaultPage = 20
+	maxPage     = 100
+)
+
+func encodeCursor(at time.Time, id uuid.UUID) string {
+	raw := strconv.FormatInt(at.UnixMicro(), 10) + "." + id.String()
+	return base64.RawURLEncoding.EncodeToString([]byte(raw))
+}
+
+func decodeCursor(s string) (*ragd.Keyset, error) {
+	bad := ragd.Invalidf("cursor", "%q is not a cursor this server gave", s)
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return nil, bad
+	}
+	micros, id, ok := strings.Cut(string(raw), ".")
+	if !ok {
+		return nil, bad
+	}
+	n, err := strconv.ParseInt(micros, 10, 64)
+	if err != nil {
+		return nil, bad
+	}
+	u, err := uuid.Parse(id)
+	if err != nil {
+		return nil, bad
+	}
+	return &ragd.Keyset{At: time.UnixMicro(n).UTC(), ID: u}, nil
+}
+
+// Page reads limit and cursor. It asks the store for one row more than the limit, which tells
+// whether a next page exists (NextCursor).
+func Page(q url.Values) (ragd.Page, int, error) {
+	limit := defaultPage
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxPage {
+			return ragd.Page{}, 0, ragd.Invalidf("limit", "must be 1..%d", maxPage)
+		}
+		limit = n
+	}
+	p := ragd.Page{Limit: limit + 1}
+	if v := q.Get("cursor"); v != "" {
+		k, err := decodeCursor(v)
+		if err != nil {
+			return ragd.Page{}, 0, err
+		}
+		p.After = k
+	}
+	return p, limit, nil
+}
+
+// NextCursor trims a page read with Page to limit rows and returns the cursor of the next page,
+// or "" when this is the last.
+func NextCursor[T any](rows []T, limit int, key func(T) (time.Time, uuid.UUID)) ([]T, string) {
+	if len(rows) <= limit {
+		return rows, ""
+	}
+	rows = rows[:limit]
+	return rows, encodeCursor(key(rows[limit-1]))
+}
+
+// maxQueryBytes bounds a document search.
+const maxQueryBytes = 256
+
+// DocumentQuery reads the q of a document list: the text a title or source must contain.
+func DocumentQuery(q url.Values) (string, error) {
+	s := q.Get("q")
+	if len(s) > maxQueryBytes || !utf8.ValidString(s) {
+		return "", ragd.Invalidf("q", "must be valid UTF-8 of at most %d bytes", maxQueryBytes)
+	}
+	return s, nil
+}
+
+// An audit export's JSON comes in pages of at most maxExportPage rows (DefaultExportPage
+// unless limit says otherwise).
+const (
+	DefaultExportPage = 1000
+	maxExportPage     = 10000
+)
+
+// exportLimit reads the limit of an export page; 0 when absent.
+func exportLimit(q url.Values) (int, error) {
+	v := q.Get("limit")
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > maxExportPage {
+		return 0, ragd.Invalidf("limit", "must be 1..%d", maxExportPage)
+	}
+	return n, nil
+}
+
+// Citations reads the filter of a citation export: conversation, document, time range, the
+// citation id to start after and the page's limit.
+func Citations(q url.Values) (ragd.CitationFilter, error) {
+	var f ragd.CitationFilter
+	for name, dst := range map[string]*uuid.UUID{"conversation_id": &f.ConversationID, "doc_id": &f.DocID} {
+		if v := q.Get(name); v != "" {
+			id, err := uuid.Parse(v)
+			if err != nil {
+				return f, ragd.Invalidf(name, "%q is not a UUID", v)
+			}
+			*dst = id
+		}
+	}
+	var err error
+	if f.From, f.To, err = TimeRange(q); err != nil {
+		return f, err
+	}
+	if v := q.Get("after"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return f, ragd.Invalidf("after", "%q is not a citation id", v)
+		}
+		f.AfterID = n
+	}
+	f.Limit, err = exportLimit(q)
+	return f, err
+}
+
+// FeedbackFilter reads the filter of a feedback export: conversation, time range, the rating
+// to start after and the page's limit.
+func FeedbackFilter(q url.Values) (ragd.FeedbackFilter, error) {
+	var f ragd.FeedbackFilter
+	var err error
+	if f.From, f.To, err = TimeRange(q); err != nil {
+		return f, err
+	}
+	for name, dst := range map[string]*uuid.UUID{"conversation_id": &f.ConversationID, "after": &f.AfterID} {
+		if v := q.Get(name); v != "" {
+			if *dst, err = uuid.Parse(v); err != nil {
+				return f, ragd.Invalidf(name, "%q is not a UUID", v)
+			}
+		}
+	}
+	f.Limit, err = exportLimit(q)
+	return f, err
+}
+
+// TimeRange reads the from and to parameters (RFC 3339; from before to).
+func TimeRange(q url.Values) (from, to time.Time, err error) {
+	for name, dst := range map[string]*time.Time{"from": &from, "to": &to} {
+		if v := q.Get(name); v != "" {
+			t, err := time.Parse(time.RFC3339, v)
+			if err != nil {
+				return from, to, ragd.Invalidf(name, "%q is not an RFC 3339 time (2026-01-02T15:04:05Z)", v)
+			}
+			*dst = t
+		}
+	}
+	if !from.IsZero() && !to.IsZero() && !from.Before(to) {
+		return from, to, ragd.Invalidf("from", "must be before to")
+	}
+	return from, to, nil
+}
+
+var exportFormats = map[string]string{"json": MIMEJSON, "jsonl": MIMEJSONL, "csv": MIMECSV}
+
+// ExportFormat reads the media type of an audit export of what ("citations"): the format
+// parameter, else the Accept header.
+func ExportFormat(q url.Values, accept, what string) (string, error) {
+	if v := q.Get("format"); v != "" {
+		format, ok := exportFormats[v]
+		if !ok {
+			return "", ragd.Invalidf("format", "%q: want json, jsonl or csv", v)
+		}
+		return format, nil
+	}
+	format := Accepts(accept, MIMEJSON, MIMEJSONL, MIMECSV)
+	if format == "" {
+		return "", &Error{Status: http.StatusNotAcceptable, Detail: what + " come as application/json, application/x-ndjson or text/csv"}
+	}
+	return format, nil
+}
+
+// Accepts reports which of the offered media types the Accept header prefers: the first offer
+// with the highest q value among those the header names (exactly, by type/*, or */*). An empty
+// header accepts the first offer; a header accepting none of them returns "".
+func Accepts(header string, offers ...string) string {
+	if strings.TrimSpace(header) == "" {
+		return offers[0]
+	}
+	best, bestQ := "", 0.0
+	for _, offer := range offers {
+		q := 0.0
+		for _, part := range strings.Split(header, ",") {
+			mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+			if err != nil {
+				continue
+			}
+			typ, _, _ := strings.Cut(offer, "/")
+			if mt != offer && mt != typ+"/*" && mt != "*/*" {
+				continue
+			}
+			pq := 1.0
+			if v, ok := params["q"]; ok {
+				fmt.Sscanf(v, "%g", &pq)
+			}
+			q = max(q, pq)
+		}
+		if q > bestQ {
+			best, bestQ = offer, q
+		}
+	}
+	return best
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -180,22 +181,8 @@ func (s *Store) turn(ctx context.Context, ref ragd.ConversationRef, fn func(*rag
 			conv.ID, src.DocID, src.Marker, src.CarryScore, src.Pinned, src.Carried, src.InactiveTurns,
 			src.FirstTurn, src.LastTurn, src.LastUsedAt, nonNilIDs(src.CitedChunkIDs), facts, src.Reason)
 	}
-	for _, m := range w.Markers {
-		b.Queue(`INSERT INTO conversation_markers (conversation_id, marker, doc_id, sentence, first_turn)
-			VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`, conv.ID, m.Marker, m.DocID, m.Sentence, conv.Turn)
-	}
-	for _, c := range w.Citations {
-		var ps, pe any
-		if c.PageStart > 0 {
-			ps, pe = c.PageStart, c.PageEnd
-		}
-		b.Queue(`
-			INSERT INTO message_citations (message_id, conversation_id, doc_id, doc_version, chunk_id, marker,
-			       fact_summary, score, origin, rank, page_start, page_end, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
-			res.AssistantMessageID, conv.ID, c.DocID, c.DocVersion, c.ChunkID, c.Marker, c.Fact, c.Score,
-			c.Origin, c.Rank, ps, pe, ts)
-	}
+	queueMarkers(b, conv.ID, conv.Turn, w.Markers)
+	queueCitations(b, res.AssistantMessageID, conv.ID, w.Citations, ts)
 	queueCapsules(b, conv.ID, w.Capsules, ts)
 	b.Queue(`UPDATE conversations SET turn = $2, next_letter = $3, goal_turn = $4, updated_at = $5,
 		focus = coalesce($6, focus) WHERE id = $1 AND tenant_id = $7`,
@@ -210,6 +197,56 @@ func (s *Store) turn(ctx context.Context, ref ragd.ConversationRef, fn func(*rag
 	conv.UpdatedAt = ts
 	res.Conversation = conv
 	return res, nil
+}
+
+// queueMarkers writes the turn's sentence markers in one statement (a turn has a few dozen; a
+// statement each cost most of the turn's time in PostgreSQL), in their order: one the
+// conversation already has, or an earlier one of the same turn, keeps its place.
+func queueMarkers(b *pgx.Batch, conv uuid.UUID, turn int, ms []ragd.SentenceMarker) {
+	if len(ms) == 0 {
+		return
+	}
+	markers, docs, sentences := make([]string, len(ms)), make([]uuid.UUID, len(ms)), make([]string, len(ms))
+	for i, m := range ms {
+		markers[i], docs[i], sentences[i] = m.Marker, m.DocID, m.Sentence
+	}
+	b.Queue(`INSERT INTO conversation_markers (conversation_id, marker, doc_id, sentence, first_turn)
+		SELECT $1, m.marker, m.doc_id, m.sentence, $5
+		FROM unnest($2::text[], $3::uuid[], $4::text[]) WITH ORDINALITY AS m (marker, doc_id, sentence, n)
+		ORDER BY m.n
+		ON CONFLICT DO NOTHING`, conv, markers, docs, sentences, turn)
+}
+
+// queueCitations writes the answer's citations in one statement, in their order (ids ascend
+// with it). Pages are NULL for a citation without them.
+func queueCitations(b *pgx.Batch, msg, conv uuid.UUID, cs []ragd.CitationWrite, ts time.Time) {
+	if len(cs) == 0 {
+		return
+	}
+	n := len(cs)
+	docs, versions, chunks := make([]uuid.UUID, n), make([]int32, n), make([]int64, n)
+	markers, facts, origins := make([]string, n), make([]string, n), make([]string, n)
+	scores, ranks := make([]float64, n), make([]int32, n)
+	starts, ends := make([]*int32, n), make([]*int32, n)
+	for i, c := range cs {
+		docs[i], versions[i], chunks[i] = c.DocID, int32(c.DocVersion), c.ChunkID
+		markers[i], facts[i], origins[i] = c.Marker, c.Fact, c.Origin
+		scores[i], ranks[i] = c.Score, int32(c.Rank)
+		if c.PageStart > 0 {
+			ps, pe := int32(c.PageStart), int32(c.PageEnd)
+			starts[i], ends[i] = &ps, &pe
+		}
+	}
+	b.Queue(`
+		INSERT INTO message_citations (message_id, conversation_id, doc_id, doc_version, chunk_id, marker,
+		       fact_summary, score, origin, rank, page_start, page_end, created_at)
+		SELECT $1, $2, c.doc_id, c.doc_version, c.chunk_id, c.marker, c.fact, c.score, c.origin, c.rank,
+		       c.page_start, c.page_end, $13
+		FROM unnest($3::uuid[], $4::int[], $5::bigint[], $6::text[], $7::text[], $8::float8[], $9::text[],
+		            $10::int[], $11::int[], $12::int[]) WITH ORDINALITY
+		     AS c (doc_id, doc_version, chunk_id, marker, fact, score, origin, rank, page_start, page_end, n)
+		ORDER BY c.n`,
+		msg, conv, docs, versions, chunks, markers, facts, scores, origins, ranks, starts, ends, ts)
 }
 
 func nonNilMeta(m map[string]any) map[string]any {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -161,11 +160,16 @@ func (p *Pipeline) focusFor(ctx context.Context, message string, st *ragd.Conver
 	return tf
 }
 
-// namesTitle reports whether the turn names a title of the corpus itself: it asks about that
-// title, whose documents fresh retrieval finds, and not only about the sources already found (on
-// a corpus of one document per review, the carried documents are other reviews of the entity).
-func (tf turnFocus) namesTitle() bool {
-	return slices.ContainsFunc(tf.own, func(m focus.Mention) bool { return m.Kind == focus.Entity })
+// titles returns the titles of the corpus the turn names itself, for the intent guard: a turn
+// that names one asks about it, not only about the sources already found.
+func (tf turnFocus) titles() []string {
+	var out []string
+	for _, m := range tf.own {
+		if m.Kind == focus.Entity {
+			out = append(out, m.Text)
+		}
+	}
+	return out
 }
 
 // replyMentions links the replies recorded for turns after the focus's last read one, and

@@ -64,8 +64,8 @@ func TestNextFocus(t *testing.T) {
 // seenIntent records what the classifier was given.
 type seenIntent struct{ focus *[]string }
 
-func (s seenIntent) Classify(_ string, _, _, focus []string) Intent {
-	*s.focus = focus
+func (s seenIntent) Classify(in IntentInput) Intent {
+	*s.focus = in.Focus
 	return Intent{Label: DrillDown, Confidence: 1}
 }
 
@@ -77,14 +77,14 @@ func TestClassifyGetsTheFocus(t *testing.T) {
 		{Text: "HOBSONS HOUSE", Kind: focus.Entity, Weight: 1},
 		{Text: "parking", Kind: focus.Subject, Weight: 0.7},
 	}}
-	p.classify("any maintenance needed?", []string{"tell me about Hobsons House"}, nil, f)
+	p.classify(IntentInput{Text: "any maintenance needed?", History: []string{"tell me about Hobsons House"}}, nil, f)
 	require.Equal(t, []string{"HOBSONS HOUSE", "parking"}, got, "the guard against a wrong new topic reads the focus")
 }
 
-func TestNamesTitle(t *testing.T) {
+func TestTitles(t *testing.T) {
 	t.Parallel()
-	names := func(ms ...focus.Mention) bool { return turnFocus{own: ms}.namesTitle() }
-	require.False(t, names(), "a turn that names nothing")
-	require.False(t, names(focus.Mention{Text: "views", Kind: focus.Subject}), "a subject is no title")
-	require.True(t, names(focus.Mention{Text: "views", Kind: focus.Subject}, focus.Mention{Text: "ACORN GUEST HOUSE", Kind: focus.Entity}))
+	titles := func(ms ...focus.Mention) []string { return turnFocus{own: ms}.titles() }
+	require.Empty(t, titles(), "a turn that names nothing")
+	require.Empty(t, titles(focus.Mention{Text: "views", Kind: focus.Subject}), "a subject is no title")
+	require.Equal(t, []string{"ACORN GUEST HOUSE"}, titles(focus.Mention{Text: "views", Kind: focus.Subject}, focus.Mention{Text: "ACORN GUEST HOUSE", Kind: focus.Entity}))
 }

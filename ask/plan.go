@@ -41,11 +41,23 @@ type Intent struct {
 	Entities []string
 }
 
-// IntentClassifier classifies a turn from its text, the conversation's previous user turns
-// (oldest first), short descriptions of the sources it carries and the terms of the
-// conversation's focus (what it is about), heaviest first.
+// IntentInput is what a turn's intent is classified from.
+type IntentInput struct {
+	Text string
+	// History holds the conversation's previous user turns, oldest first.
+	History []string
+	// Sources are short descriptions of the sources the conversation carries.
+	Sources []string
+	// Focus holds the terms of the conversation's focus (what it is about), heaviest first.
+	Focus []string
+	// Titles are the titles of the corpus the turn names itself; none when the focus is off.
+	Titles []string
+}
+
+// IntentClassifier classifies a turn. It decides, with the evidence of the turn's words, whether
+// the turn may drop the carried sources (new-topic) or narrow retrieval to them (same-sources).
 type IntentClassifier interface {
-	Classify(text string, history, sources, focus []string) Intent
+	Classify(IntentInput) Intent
 }
 
 // intent decides what the turn is: references to what the conversation showed are resolved
@@ -56,51 +68,48 @@ func (p *Pipeline) intent(message string, st *ragd.ConversationState, cv convers
 	if len(refs.Refers) > 0 {
 		return Intent{Label: SameSources, Confidence: 1}, refs
 	}
-	in := p.classify(message, cv.history, st.Sources, st.Focus)
-	if in.Label == SameSources && tf != nil && tf.namesTitle() {
-		// A turn that names a title asks about it, not only about the sources already
-		// found: it is not restricted to them.
-		in = Intent{Label: DrillDown, Confidence: in.Confidence}
+	var titles []string
+	if tf != nil {
+		titles = tf.titles()
 	}
-	return in, refs
+	return p.classify(IntentInput{Text: message, History: cv.history, Titles: titles}, st.Sources, st.Focus), refs
 }
 
-// classify returns the turn's intent. A first turn has no topic to keep: it is a new topic.
-// Without a classifier every later turn is a drill-down, the intent that keeps both carried
-// sources and fresh retrieval.
-func (p *Pipeline) classify(text string, history []string, sources []ragd.ConversationSource, f focus.Focus) Intent {
-	if len(history) == 0 {
+// classify returns the turn's intent, given the carried sources and focus to describe to the
+// classifier. A first turn has no topic to keep: it is a new topic. Without a classifier every
+// later turn is a drill-down, the intent that keeps both carried sources and fresh retrieval.
+func (p *Pipeline) classify(in IntentInput, sources []ragd.ConversationSource, f focus.Focus) Intent {
+	if len(in.History) == 0 {
 		return Intent{Label: NewTopic, Confidence: 1}
 	}
 	if p.Intent == nil {
 		return Intent{Label: DrillDown, Confidence: 0}
 	}
-	var descs []string
 	for _, s := range sources {
 		if !s.Carried && !s.Pinned {
 			continue
 		}
 		for _, f := range s.Facts {
-			descs = append(descs, f.Text)
+			in.Sources = append(in.Sources, f.Text)
 		}
 	}
 	// The focus is evidence against a new topic: a turn that names what the conversation is
 	// about continues it.
-	terms := make([]string, 0, len(f.Terms))
+	in.Focus = make([]string, 0, len(f.Terms))
 	for _, t := range f.Terms {
-		terms = append(terms, t.Text)
+		in.Focus = append(in.Focus, t.Text)
 	}
-	in := p.Intent.Classify(text, history, descs, terms)
-	if in.Confidence < p.cfg.IntentThreshold {
+	out := p.Intent.Classify(in)
+	if out.Confidence < p.cfg.IntentThreshold {
 		// An unsure classifier should not drop sources or restrict retrieval. A sure new-topic
 		// that the guard turned into an unsure label still tells goal boundaries the user moved.
-		out := Intent{Label: DrillDown, Confidence: in.Confidence}
-		if in.NewTopic >= p.cfg.IntentThreshold {
-			out.NewTopic = in.NewTopic
+		unsure := Intent{Label: DrillDown, Confidence: out.Confidence}
+		if out.NewTopic >= p.cfg.IntentThreshold {
+			unsure.NewTopic = out.NewTopic
 		}
-		return out
+		return unsure
 	}
-	return in
+	return out
 }
 
 // search is one retrieval of a turn: BM25 or vector, over everything or within given chunks or

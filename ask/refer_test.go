@@ -9,6 +9,8 @@ import (
 
 	"github.com/ragd/ragd"
 	"github.com/ragd/ragd/carry"
+	"github.com/ragd/ragd/focus"
+	"github.com/ragd/ragd/intent"
 	"github.com/ragd/ragd/refer"
 )
 
@@ -118,4 +120,51 @@ func TestNamedTitleIsNoReference(t *testing.T) {
 	require.Empty(t, references("Is Hobsons House quiet?", cv, st).Refers)
 	require.Equal(t, []uuid.UUID{d[0]}, refer.IDs(references("Is the Hobsons House one quiet?", cv, st).Refers))
 	require.Equal(t, []uuid.UUID{d[1]}, refer.IDs(references("Rather than Acorn Guest House, what else?", cv, st).Excludes))
+}
+
+// sureSameSources is a classifier sure that every turn is same-sources, behind the intent guard.
+type sureSameSources struct{}
+
+func (sureSameSources) Classify(in IntentInput) Intent {
+	r, _ := intent.Guard(intent.Turn{Text: in.Text, History: in.History, Sources: in.Sources, Focus: in.Focus, Titles: in.Titles},
+		map[intent.Label]float64{intent.SameSources: 0.9, intent.DrillDown: 0.1})
+	return Intent{Label: string(r.Label), Confidence: r.Confidence}
+}
+
+// Whether a turn that names a title may narrow retrieval to the carried sources is the intent
+// guard's decision, given the titles the focus found in the turn; references to shown sources
+// come first. "in that article, is Acorn Guest House quiet?" points at a shown source: it is
+// same-sources, about the article (the title is what to look for in it), whether refer resolves
+// the article or, with nothing shown to resolve, the guard reads the words.
+func TestIntentOfATurnThatNamesATitle(t *testing.T) {
+	t.Parallel()
+	p := &Pipeline{cfg: DefaultConfig(), Deps: Deps{Intent: sureSameSources{}}}
+	acorn := &turnFocus{own: []focus.Mention{{Text: "ACORN GUEST HOUSE", Kind: focus.Entity}}}
+	cv := readConversation([]ragd.Message{{Role: "user", Turn: 1, Content: "guesthouses in the north?"}})
+	st := &ragd.ConversationState{}
+	for _, tc := range []struct {
+		text string
+		tf   *turnFocus
+		want string
+	}{
+		{"is Acorn Guest House quiet?", acorn, DrillDown},
+		{"you mentioned Acorn Guest House, is it quiet?", acorn, DrillDown},
+		{"in that article, is Acorn Guest House quiet?", acorn, SameSources},
+		// With the focus off nothing says the turn names a title: the anchor decides.
+		{"you mentioned Acorn Guest House, is it quiet?", nil, SameSources},
+	} {
+		in, refs := p.intent(tc.text, st, cv, tc.tf)
+		require.Equal(t, tc.want, in.Label, tc.text)
+		require.True(t, refs.Empty(), tc.text)
+	}
+
+	d := docs(2)
+	b, err := json.Marshal(map[string]any{shownKey: shownMeta([]Source{{Letter: "A", DocID: d[0], Title: "Hobsons House"}, {Letter: "B", DocID: d[1], Title: "Acorn Guest House"}})})
+	require.NoError(t, err)
+	var meta map[string]any
+	require.NoError(t, json.Unmarshal(b, &meta))
+	cv = readConversation([]ragd.Message{{Role: "user", Turn: 1, Content: "guesthouses in the north?"}, {Role: "assistant", Turn: 1, Meta: meta}})
+	in, refs := p.intent("in that article, is Acorn Guest House quiet?", st, cv, acorn)
+	require.Equal(t, Intent{Label: SameSources, Confidence: 1}, in)
+	require.Equal(t, []uuid.UUID{d[0]}, refer.IDs(refs.Refers), "that article, the first shown; the title named is no reference")
 }

@@ -177,7 +177,7 @@ func prepare(d WOZDialogue, cfg CompactionConfig) prepared {
 		}
 		var in ask.Intent
 		if cfg.Intent != nil {
-			in = cfg.Intent.Classify(m.Text, history, nil, nil)
+			in = cfg.Intent.Classify(ask.IntentInput{Text: m.Text, History: history})
 		}
 		b := ask.GoalBoundary(cfg.Boundaries, p.all, m.Text, in, cfg.Intent != nil)
 		// Kept as the turn pipeline keeps them: none found is an empty list, not "not looked".

@@ -19,7 +19,7 @@ import (
 // confidence 0.9, so the goal boundaries are the detector's gate alone.
 type newTopicWhenAsked struct{}
 
-func (newTopicWhenAsked) Classify(string, []string, []string, []string) ask.Intent {
+func (newTopicWhenAsked) Classify(ask.IntentInput) ask.Intent {
 	return ask.Intent{Label: ask.NewTopic, Confidence: 0.9}
 }
 

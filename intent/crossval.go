@@ -61,7 +61,7 @@ func Guarded(rows []Example, preds []classify.Prediction) []Label {
 		for j, l := range preds[i].Labels {
 			probs[Label(l)] = preds[i].Probs[j]
 		}
-		res, _ := Guard(r.Text, probs, contextOf(Turn{Text: r.Text, History: r.History}))
+		res, _ := Guard(Turn{Text: r.Text, History: r.History}, probs)
 		out[i] = res.Label
 	}
 	return out

@@ -22,6 +22,13 @@ var (
 	// pronounCue is a pronoun standing for something the conversation named: "are their
 	// bathrooms clean?", "does it have parking?".
 	pronounCue = anyOf(words(`it`, `its`, `they`, `them`, `their`, `theirs`, `he`, `she`, `him`, `his`, `her`))
+	// sourceCue points at a shown source by what it is ("that article", "the second result",
+	// "those same documents"), which tells where to look; the other anchors ("you mentioned",
+	// "clarify", "here") say that the turn is about what was said, not which source.
+	sourceCue = anyOf(words(
+		`(?:in |from )?(?:th(?:at|is|ose|ese)|the same|same) (?:documents?|docs?|pages?|articles?|sources?|results?|links?|passages?|lists?|websites?|sites?|rfcs?|policy|policies|contracts?|whitepapers?|postmortems?)`,
+		`the (?:first|second|third|last|top) (?:one|result|link|source|article|document|entry|item|option)`,
+		`(?:first|second|third) one`, `one listed`, `page \d+`, `section \d+`))
 	// ellipticOpener opens a turn that continues the previous one: "Any maintenance needed?",
 	// "and the cost?", "what about Paris?". With few content words of its own such a turn has
 	// no subject apart from the conversation's.
@@ -50,9 +57,10 @@ const (
 )
 
 // Guard decides whether a turn may be new-topic, the intent that drops every carried source and
-// so the costliest to get wrong. It is a pure function of the turn's text, the classifier's
-// probabilities and the conversation's context: texts whose words the turn may share (the
-// previous user turns, the carried sources' titles and facts, the conversation's focus terms).
+// so the costliest to get wrong, and whether it may be same-sources, the intent that narrows
+// retrieval to the carried sources. It is a pure function of the turn (its text, the titles it
+// names, and the context whose words it may share: the previous user turns, the carried
+// sources' titles and facts, the conversation's focus terms) and the classifier's probabilities.
 //
 // A turn is new-topic when it is confident and has evidence. Confidence: new-topic has at least
 // MinNewTopic probability and is the most probable label, or the user announces a new subject
@@ -60,18 +68,18 @@ const (
 // has content words and shares none with the context, does not refer back to what was shown
 // ("those same documents", "you mentioned") and is not an elliptic continuation ("Any
 // maintenance needed?"). Anything else that the classifier called new-topic becomes its most
-// probable other label, all of which keep the carried sources. Same-sources, which narrows
-// retrieval to the carried sources, likewise needs the turn to refer back to what was shown;
-// without that it is a drill-down.
+// probable other label, all of which keep the carried sources. Same-sources likewise needs the
+// turn to refer back to what was shown, and a turn that names a title of the corpus to point at
+// a shown source; without that it is a drill-down (see sameSources).
 //
 // The returned Result's probabilities are the classifier's; Confidence is the chosen label's.
-func Guard(text string, probs map[Label]float64, context []string) (Result, Evidence) {
+func Guard(t Turn, probs map[Label]float64) (Result, Evidence) {
 	r := Result{Label: argmax(probs, ""), Probs: probs}
 	r.Raw = r.Label
-	norm := normalize(text)
+	norm := normalize(t.Text)
 	announced := announceCue.MatchString(norm)
 	confident := announced || (r.Label == NewTopic && probs[NewTopic] >= MinNewTopic)
-	ev := newTopicEvidence(announceCue.ReplaceAllString(norm, " "), context)
+	ev := newTopicEvidence(announceCue.ReplaceAllString(norm, " "), contextOf(t))
 	switch {
 	case confident && ev == EvidenceNewSubject:
 		r.Label = NewTopic
@@ -81,15 +89,30 @@ func Guard(text string, probs map[Label]float64, context []string) (Result, Evid
 			ev = EvidenceUnsure
 		}
 	}
-	// Same-sources narrows retrieval to what was found before: the second costliest error, on
-	// a turn that asks something new about the conversation's subject. It needs the turn to
-	// anchor on what was shown ("that article", "you mentioned"); otherwise the turn is a
-	// drill-down, which keeps the carried sources and searches afresh too.
-	if r.Label == SameSources && !backRefCue.MatchString(norm) {
+	if r.Label == SameSources && !sameSources(norm, t.Titles) {
 		r.Label = DrillDown
 	}
 	r.Confidence = probs[r.Label]
 	return r, ev
+}
+
+// sameSources says whether a (normalized) turn that the classifier calls same-sources may narrow
+// retrieval to what was found before: the second costliest error, on a turn that asks something
+// new about the conversation's subject. Otherwise the turn is a drill-down, which keeps the
+// carried sources and searches afresh too.
+//
+// The turn must anchor on what was shown ("that article", "you mentioned"). A turn that names a
+// title of the corpus asks about that title, whose documents fresh retrieval finds (on a corpus of
+// one document per review, the carried documents are a few reviews of it): it stays same-sources
+// only when it points at a shown source by what it is ("in that article, is Hobsons House
+// quiet?"), where the user says where to look and the title is what to look for there, as
+// refer reads such a turn when the conversation showed that source. A looser anchor does not
+// say which source ("you mentioned Hobsons House: is it quiet?").
+func sameSources(norm string, titles []string) bool {
+	if !backRefCue.MatchString(norm) {
+		return false
+	}
+	return len(titles) == 0 || sourceCue.MatchString(norm)
 }
 
 // newTopicEvidence says whether a (normalized, announcement-free) turn names a subject of its

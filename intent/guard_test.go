@@ -65,7 +65,7 @@ func TestGuardTable(t *testing.T) {
 	}
 	for _, tt := range tests {
 		for _, probs := range extremes {
-			r, why := Guard(tt.text, probs, tt.context)
+			r, why := Guard(Turn{Text: tt.text, History: tt.context}, probs)
 			require.Equal(t, tt.newTopic, r.Label == NewTopic, "%q with %v: %s", tt.text, probs, why)
 			if tt.newTopic || probs[NewTopic] > 0 {
 				require.Equal(t, tt.why, why, tt.text)
@@ -79,25 +79,25 @@ func TestGuardTrustsAConfidentClassifierWithEvidence(t *testing.T) {
 	t.Parallel()
 	// Not announced: new-topic only when the classifier says so with confidence.
 	text := "How do I renew my passport?"
-	r, why := Guard(text, map[Label]float64{NewTopic: 0.7, DrillDown: 0.3}, flood)
+	r, why := Guard(Turn{Text: text, History: flood}, map[Label]float64{NewTopic: 0.7, DrillDown: 0.3})
 	require.Equal(t, NewTopic, r.Label, why)
-	r, why = Guard(text, map[Label]float64{NewTopic: 0.45, DrillDown: 0.35, Compare: 0.2}, flood)
+	r, why = Guard(Turn{Text: text, History: flood}, map[Label]float64{NewTopic: 0.45, DrillDown: 0.35, Compare: 0.2})
 	require.Equal(t, DrillDown, r.Label)
 	require.Equal(t, EvidenceUnsure, why)
 	require.Equal(t, 0.35, r.Confidence)
-	r, _ = Guard(text, map[Label]float64{DrillDown: 0.6, NewTopic: 0.4}, flood)
+	r, _ = Guard(Turn{Text: text, History: flood}, map[Label]float64{DrillDown: 0.6, NewTopic: 0.4})
 	require.Equal(t, DrillDown, r.Label, "the guard never turns a turn new-topic without an announcement")
 }
 
 func TestGuardFallsBackToTheNextLabel(t *testing.T) {
 	t.Parallel()
 	probs := map[Label]float64{NewTopic: 0.6, SameSources: 0.25, DrillDown: 0.1, Compare: 0.05}
-	r, why := Guard("what did those same results say about sandbags?", probs, flood)
+	r, why := Guard(Turn{Text: "what did those same results say about sandbags?", History: flood}, probs)
 	require.Equal(t, SameSources, r.Label)
 	require.Equal(t, EvidenceBackRef, why)
 	require.Equal(t, 0.25, r.Confidence)
 	// Ties go to drill-down, the label that keeps carried sources and searches afresh.
-	r, _ = Guard("and the cost?", map[Label]float64{NewTopic: 0.5, Compare: 0.25, DrillDown: 0.25}, flood)
+	r, _ = Guard(Turn{Text: "and the cost?", History: flood}, map[Label]float64{NewTopic: 0.5, Compare: 0.25, DrillDown: 0.25})
 	require.Equal(t, DrillDown, r.Label)
 }
 
@@ -105,20 +105,20 @@ func TestGuardReadsFocusAndSources(t *testing.T) {
 	t.Parallel()
 	probs := map[Label]float64{NewTopic: 0.9, DrillDown: 0.1}
 	turn := Turn{Text: "Is Hobsons House near the station?", History: []string{"a guesthouse in the west please"}}
-	r, _ := Guard(turn.Text, probs, contextOf(turn))
+	r, _ := Guard(turn, probs)
 	require.Equal(t, NewTopic, r.Label)
 	turn.Focus = []string{"Hobsons House"}
-	r, why := Guard(turn.Text, probs, contextOf(turn))
+	r, why := Guard(turn, probs)
 	require.Equal(t, DrillDown, r.Label)
 	require.Equal(t, EvidenceShared, why)
 	turn.Focus = nil
 	turn.Sources = []string{"Hobsons House has free parking."}
-	r, _ = Guard(turn.Text, probs, contextOf(turn))
+	r, _ = Guard(turn, probs)
 	require.Equal(t, DrillDown, r.Label)
 	// Turns that have left the classifier's window do not count.
 	turn.Sources = nil
 	turn.History = []string{"Hobsons House", "a", "b", "c"}
-	r, _ = Guard(turn.Text, probs, contextOf(turn))
+	r, _ = Guard(turn, probs)
 	require.Equal(t, NewTopic, r.Label)
 }
 
@@ -149,9 +149,43 @@ func TestGuardSameSourcesNeedsAnAnchor(t *testing.T) {
 		{"What does the document you mentioned say about pumps?", SameSources},
 		{"Go back to those same documents", SameSources},
 	} {
-		r, _ := Guard(tc.text, sure, flood)
+		r, _ := Guard(Turn{Text: tc.text, History: flood}, sure)
 		require.Equal(t, tc.want, r.Label, tc.text)
 		require.Equal(t, SameSources, r.Raw, tc.text)
 		require.Equal(t, sure[tc.want], r.Confidence, tc.text)
+	}
+}
+
+// TestGuardSameSourcesNamingATitle: a turn that names a title of the corpus asks about that
+// title, so a classifier's same-sources is a drill-down, which searches the whole corpus; unless
+// the turn points at a shown source by what it is, and so says where to look.
+func TestGuardSameSourcesNamingATitle(t *testing.T) {
+	t.Parallel()
+	sure := map[Label]float64{NewTopic: 0.05, DrillDown: 0.15, Compare: 0.05, SameSources: 0.75}
+	hobsons := []string{"HOBSONS HOUSE"}
+	for _, tc := range []struct {
+		text   string
+		titles []string
+		want   Label
+	}{
+		// No anchor: a drill-down whether or not it names a title.
+		{"Is the Acorn Guest House a quiet place?", []string{"ACORN GUEST HOUSE"}, DrillDown},
+		{"is Hobsons House quiet?", hobsons, DrillDown},
+		// An anchor that does not say which source: the title is the subject.
+		{"you mentioned Hobsons House, is it quiet?", hobsons, DrillDown},
+		{"can you clarify whether Hobsons House is quiet?", hobsons, DrillDown},
+		{"according to what you said, is Hobsons House quiet?", hobsons, DrillDown},
+		// The same anchors, no title: the turn is about what was shown.
+		{"you mentioned the noise, is it quiet?", nil, SameSources},
+		{"can you clarify whether it is quiet?", nil, SameSources},
+		// Pointing at a shown source: the user says where to look, the title is what to look for.
+		{"in that article, is Hobsons House quiet?", hobsons, SameSources},
+		{"does the second result say Hobsons House is quiet?", hobsons, SameSources},
+		{"Go back to those same documents: is Hobsons House quiet?", hobsons, SameSources},
+		{"what does page 2 say about Hobsons House?", hobsons, SameSources},
+	} {
+		r, _ := Guard(Turn{Text: tc.text, History: []string{"a guesthouse in the north please"}, Titles: tc.titles}, sure)
+		require.Equal(t, tc.want, r.Label, tc.text)
+		require.Equal(t, SameSources, r.Raw, tc.text)
 	}
 }

@@ -51,6 +51,9 @@ type Turn struct {
 	// Focus holds what the conversation is about (entities, subjects), as words or short
 	// phrases; may be empty. Only the new-topic guard reads it.
 	Focus []string
+	// Titles are the titles of the corpus the turn itself names ("is Hobsons House quiet?"), as
+	// the conversation focus finds them; may be empty. Only the guard reads them.
+	Titles []string
 }
 
 // Result is a classification.
@@ -83,7 +86,7 @@ func Classify(t Turn) Result {
 	if len(t.History) == 0 {
 		return Result{Label: NewTopic, Confidence: 1, Probs: map[Label]float64{NewTopic: 1, DrillDown: 0, Compare: 0, SameSources: 0}, Raw: NewTopic}
 	}
-	r, _ := Guard(t.Text, predict(model(), t).Probs, contextOf(t))
+	r, _ := Guard(t, predict(model(), t).Probs)
 	return r
 }
 

@@ -16,7 +16,7 @@ import (
 // reacts to that intent; the classifier itself is tested in package intent.
 type fixedIntent ask.Intent
 
-func (f fixedIntent) Classify(string, []string, []string, []string) ask.Intent { return ask.Intent(f) }
+func (f fixedIntent) Classify(ask.IntentInput) ask.Intent { return ask.Intent(f) }
 
 type conversationSource struct {
 	DocID         string  `json:"doc_id"`

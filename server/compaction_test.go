@@ -21,8 +21,8 @@ import (
 // realIntent is the trained turn-intent classifier, as `ragd serve` wires it.
 type realIntent struct{}
 
-func (realIntent) Classify(text string, history, sources, focus []string) ask.Intent {
-	r := intent.Classify(intent.Turn{Text: text, History: history, Sources: sources, Focus: focus})
+func (realIntent) Classify(t ask.IntentInput) ask.Intent {
+	r := intent.Classify(intent.Turn{Text: t.Text, History: t.History, Sources: t.Sources, Focus: t.Focus, Titles: t.Titles})
 	in := ask.Intent{Label: string(r.Label), Confidence: r.Confidence}
 	if r.Raw == intent.NewTopic {
 		in.NewTopic = r.Probs[intent.NewTopic]

@@ -226,14 +226,14 @@ func (a *app) keepListening(ctx context.Context, what string, listen func(contex
 // the entities to retrieve for.
 type turnIntent struct{}
 
-func (turnIntent) Classify(text string, history, sources, focus []string) ask.Intent {
-	r := intent.Classify(intent.Turn{Text: text, History: history, Sources: sources, Focus: focus})
+func (turnIntent) Classify(t ask.IntentInput) ask.Intent {
+	r := intent.Classify(intent.Turn{Text: t.Text, History: t.History, Sources: t.Sources, Focus: t.Focus, Titles: t.Titles})
 	in := ask.Intent{Label: string(r.Label), Confidence: r.Confidence}
 	if r.Raw == intent.NewTopic {
 		in.NewTopic = r.Probs[intent.NewTopic]
 	}
 	if r.Label == intent.Compare {
-		in.Entities = intent.CompareEntities(text, history)
+		in.Entities = intent.CompareEntities(t.Text, t.History)
 	}
 	return in
 }

@@ -90,9 +90,7 @@ func (p *Pipeline) carryOver(ctx context.Context, message string, pins []uuid.UU
 		}
 	}
 	cfg := p.cfg.Carry
-	if in.Label == Compare || in.Label == SameSources {
-		// These turns refer to what was found ("is it the same for ...", "in that document"):
-		// the carried sources are the referent, whatever the question's words score against them.
+	if referent(in, message) {
 		cfg.Tau = 0
 	}
 	capped := cfg.Cap

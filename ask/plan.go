@@ -173,7 +173,7 @@ func plan(cfg Config, in planInput) turnPlan {
 	}
 	if len(in.picks) > 0 {
 		w := cfg.CarryWeight
-		if in.intent.Label == Compare || in.intent.Label == SameSources {
+		if referent(in.intent, in.query) {
 			w = cfg.ReferWeight
 		}
 		l := fuse.List{Name: "carry", Weight: w}
@@ -196,6 +196,17 @@ func plan(cfg Config, in planInput) turnPlan {
 		pl.searches = append(pl.searches, focusSearches(cfg, in.query, *in.focus)...)
 	}
 	return pl
+}
+
+// referent reports whether a turn is about its carried sources, whatever its words score against
+// them: a same-sources turn (one that refers to shown sources, or anchors on them), and a
+// comparison that points back for one of its sides ("is it the same for earthquakes?"). Their
+// carried sources all enter (no tau) and weigh ReferWeight. A comparison that points at nothing
+// ("what are limit orders vs market orders?", "which state has more wildfires?") compares what
+// it names, each side searched: it carries the conversation's sources as a drill-down does (on
+// MTRAG dev, making the carried sources the referent of every comparison cost all three domains).
+func referent(in Intent, message string) bool {
+	return in.Label == SameSources || (in.Label == Compare && focus.PointsBack(message))
 }
 
 // freshSearches are the searches every turn runs on the question itself.

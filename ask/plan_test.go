@@ -44,6 +44,16 @@ func TestPlan(t *testing.T) {
 	require.Equal(t, []search{{name: "bm25", weight: 1, text: q}, {name: "compare1-bm25", weight: 1, text: "a"},
 		{name: "compare2-bm25", weight: 1, text: "b"}}, cmp.searches)
 	require.Empty(t, cmp.extra, "nothing carried")
+	// A comparison is about its carried sources when it points back for a side; one that names
+	// what it compares carries them as a drill-down does.
+	pointing := plan(cfg, planInput{query: "Is it the same after a flood?", intent: Intent{Label: Compare, Entities: []string{"flood"}}, picks: picks})
+	require.Equal(t, []fuse.List{{Name: "carry", Weight: 0.3, IDs: []int64{7}}}, pointing.extra)
+	require.True(t, referent(Intent{Label: Compare}, "Is it the same after a flood?"))
+	vs := plan(cfg, planInput{query: "what are limit orders vs market orders?", intent: Intent{Label: Compare, Entities: []string{"limit orders", "market orders"}}, picks: picks})
+	require.Equal(t, []fuse.List{{Name: "carry", Weight: 0.01, IDs: []int64{7}}}, vs.extra)
+	require.False(t, referent(Intent{Label: Compare}, "what are limit orders vs market orders?"))
+	require.True(t, referent(Intent{Label: SameSources}, "what are limit orders vs market orders?"))
+	require.False(t, referent(Intent{Label: DrillDown}, "Is it the same after a flood?"))
 
 	back := plan(cfg, planInput{query: "are their rooms clean?", intent: Intent{Label: DrillDown}, context: "are their rooms clean? gonville"})
 	require.Equal(t, 1.0, back.searches[1].weight, "a turn that points back weighs its context search by AnaphoraBoost")

@@ -146,11 +146,19 @@ type planInput struct {
 	focus   *turnFocus // nil: the focus is off
 }
 
+// focused returns the focus searches of a turn: none on a new topic, which leans on nothing.
+func focused(cfg Config, in planInput) []search {
+	if in.focus == nil || in.intent.Label == NewTopic {
+		return nil
+	}
+	return focusSearches(cfg, in.query, *in.focus)
+}
+
 // plan decides the turn's lists by intent: every turn searches the question itself; a compare
 // turn also searches each compared entity; a same-sources turn searches within the carried
 // sources at full weight and everywhere else at a reduced one; carried sources enter as their
-// own list; a turn that continues the conversation adds the graph's list, the context search
-// and the focus searches.
+// own list; a turn that continues the conversation adds the graph's list, and the focus searches
+// or else the context search.
 func plan(cfg Config, in planInput) turnPlan {
 	var pl turnPlan
 	freshWeight := 1.0
@@ -185,16 +193,21 @@ func plan(cfg Config, in planInput) turnPlan {
 	if len(in.graph) > 0 {
 		pl.extra = append(pl.extra, fuse.List{Name: "kg", Weight: cfg.KGWeight, IDs: in.graph})
 	}
-	if in.context != "" {
+	// Both the focus searches and the context search name what a follow-up leaves implicit: the
+	// focus by what the conversation is about, the context search by the telling words of the
+	// previous turn and of the carried titles, added to the question. When the focus searches a
+	// turn, the context search steps aside: beside the question's own search it gives the
+	// question's words a second vote, against the focus's list (on DSTC11 dev, where a follow-up
+	// asks about the entity named before, running both cost 0.079 nDCG@5).
+	fs := focused(cfg, in)
+	if in.context != "" && len(fs) == 0 {
 		w := cfg.ContextWeight
 		if focus.PointsBack(in.query) {
 			w *= cfg.AnaphoraBoost
 		}
 		pl.searches = append(pl.searches, search{name: "context-bm25", weight: w, text: in.context})
 	}
-	if in.focus != nil && in.intent.Label != NewTopic { // a new topic leans on nothing, as for the context search
-		pl.searches = append(pl.searches, focusSearches(cfg, in.query, *in.focus)...)
-	}
+	pl.searches = append(pl.searches, fs...)
 	return pl
 }
 
@@ -220,11 +233,12 @@ func freshSearches(cfg Config, query string, vector bool, weight float64) []sear
 
 // lookups reads what the plan's lists are made of, only for the lists the turn can have: the
 // chunks of the carried documents a same-sources turn searches within; and, for a turn that
-// continues the conversation, the graph's chunks and the context search's text. focusChunks are
-// the cited chunks of the conversation's carried sources (focusOf).
+// continues the conversation, the graph's chunks and the context search's text (unless the focus
+// searches the turn). focusChunks are the cited chunks of the conversation's carried sources
+// (focusOf); tf is the turn's focus, nil when the focus is off.
 func (p *Pipeline) lookups(ctx context.Context, query string, history []string, in Intent, picks []carry.Pick,
-	focusChunks []int64, cache *chunkCache) (planInput, error) {
-	out := planInput{query: query, intent: in, vector: p.Embedder != nil, picks: picks}
+	focusChunks []int64, tf *turnFocus, cache *chunkCache) (planInput, error) {
+	out := planInput{query: query, intent: in, vector: p.Embedder != nil, picks: picks, focus: tf}
 	if in.Label == SameSources && len(picks) > 0 {
 		out.within = make([]uuid.UUID, len(picks))
 		for i, pk := range picks {
@@ -246,7 +260,7 @@ func (p *Pipeline) lookups(ctx context.Context, query string, history []string, 
 		}
 		out.graph = ids
 	}
-	if p.cfg.ContextWeight > 0 && continues {
+	if p.cfg.ContextWeight > 0 && continues && len(focused(p.cfg, out)) == 0 {
 		text, err := p.contextText(ctx, query, history[len(history)-1], focusChunks, cache)
 		if err != nil {
 			return out, err

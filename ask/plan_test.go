@@ -25,10 +25,18 @@ func TestPlan(t *testing.T) {
 		context: q + " gonville", focus: lead})
 	require.Equal(t, []search{
 		{name: "bm25", weight: 1, text: q},
-		{name: "context-bm25", weight: 0.5, text: q + " gonville"},
 		{name: "focus-bm25", weight: 2, text: q, title: "GONVILLE HOTEL"},
-	}, drill.searches)
+	}, drill.searches, "the focus searches the turn: the context search steps aside")
 	require.Equal(t, []fuse.List{{Name: "carry", Weight: 0.01, IDs: []int64{7}}, {Name: "kg", Weight: 0.5, IDs: []int64{9}}}, drill.extra)
+	own := *lead
+	own.lean = 0 // the turn names its own title: the focus leaves it alone
+	for _, tf := range []*turnFocus{nil, &own} {
+		unfocused := plan(cfg, planInput{query: q, intent: Intent{Label: DrillDown}, context: q + " gonville", focus: tf})
+		require.Equal(t, []search{
+			{name: "bm25", weight: 1, text: q},
+			{name: "context-bm25", weight: 0.5, text: q + " gonville"},
+		}, unfocused.searches, "without focus searches, the context search")
+	}
 
 	same := plan(cfg, planInput{query: q, intent: Intent{Label: SameSources}, vector: true, picks: picks,
 		within: []uuid.UUID{doc}, chunks: []int64{7, 8}})

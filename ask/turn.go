@@ -142,11 +142,10 @@ func (p *Pipeline) Ask(ctx context.Context, req Request) (*Turn, error) {
 	turn.Carry = c.report
 	turn.Timings.add("carry", time.Since(t))
 
-	in, err := p.lookups(ctx, req.Message, cv.history, turn.Intent, c.picks, focusOf(st.Sources, turn.Intent), cache)
+	in, err := p.lookups(ctx, req.Message, cv.history, turn.Intent, c.picks, focusOf(st.Sources, turn.Intent), tf, cache)
 	if err != nil {
 		return nil, err
 	}
-	in.focus = tf
 	ranking, err := p.rank(ctx, req.Message, plan(p.cfg, in), p.Reranker != nil, c.reused, cache)
 	if err != nil {
 		return nil, err

@@ -221,7 +221,8 @@ func TestConcurrentTurnsOfOneConversation(t *testing.T) {
 }
 
 // A weight of 0 turns a list off: the same follow-up that fuses the carried list and the
-// context search by default fuses neither when their weights are 0.
+// focus search by default (or, with the focus off, the context search) fuses none of them when
+// their weights are 0.
 func TestZeroWeightTurnsListsOff(t *testing.T) {
 	t.Parallel()
 	drill := fixedIntent{Label: ask.DrillDown, Confidence: 0.9}
@@ -231,7 +232,11 @@ func TestZeroWeightTurnsListsOff(t *testing.T) {
 	}
 	on := followUp(setup(t, options{corpus: true, intent: drill}))
 	require.Contains(t, on, "carry")
-	require.Contains(t, on, "context-bm25")
+	require.Contains(t, on, "focus-bm25")
+	require.NotContains(t, on, "context-bm25", "the focus searches the turn: the context search steps aside")
+	unfocused := followUp(setup(t, options{corpus: true, intent: drill, pipeline: func(c *ask.Config) { c.FocusWeight = 0 }}))
+	require.Contains(t, unfocused, "carry")
+	require.Contains(t, unfocused, "context-bm25")
 
 	off := followUp(setup(t, options{corpus: true, intent: drill, pipeline: func(c *ask.Config) {
 		c.CarryWeight, c.ContextWeight, c.FocusWeight = 0, 0, 0

@@ -47,10 +47,10 @@ type Config struct {
 	// Carry holds the carry-over rules' numbers (tau, decay, idle turns, cap).
 	Carry carry.Config
 	// CarryWeight is the weight of the carried list in fusion on drill-downs, ReferWeight on
-	// turns that refer to what was found (compare, same-sources). On MTRAG follow-ups only 8-22%
-	// of a turn's relevant passages were relevant to an earlier turn: there the conversation
-	// helps most by naming the subject (the context search), and carried passages are a light
-	// list; a turn that points at them gets them at full weight.
+	// turns about what was found (same-sources, and comparisons that point back: see referent).
+	// On MTRAG follow-ups only 8-22% of a turn's relevant passages were relevant to an earlier
+	// turn: there the conversation helps most by naming the subject (the context search), and
+	// carried passages are a light list; a turn that points at them gets them at full weight.
 	CarryWeight float64
 	ReferWeight float64
 	// IntentThreshold is the confidence under which a turn's intent is taken as drill-down, the
@@ -64,7 +64,8 @@ type Config struct {
 	// ContextWeight is the weight of the context search: BM25 on the question plus the telling
 	// words of the previous turn and of the carried sources' titles, a list of its own beside
 	// the question's (0 turns it off). It names what a follow-up leaves implicit ("when do
-	// they play?") without replacing the question's own search.
+	// they play?") without replacing the question's own search. A turn the focus searches runs
+	// none (see plan).
 	ContextWeight float64
 	// ContextTitles is how many carried sources' titles the context search draws words from, and
 	// ContextTerms how many words it adds.

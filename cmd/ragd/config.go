@@ -56,8 +56,8 @@ type Config struct {
 	CarryIdle     int      `help:"Turns without use (at least 1) after which a carried source is dropped." default:"3"`
 	CarryCap      int      `help:"Most carried sources entering one turn; 0 carries none (pins included)." default:"10"`
 	CarryWeight   float64  `help:"Weight of the carried list in fusion on drill-down turns; 0 turns it off." default:"0.01"`
-	ReferWeight   float64  `help:"Weight of the carried list on turns that refer to earlier sources (compare, same-sources); 0 turns it off." default:"0.3"`
-	ContextWeight float64  `help:"Weight of the context search (the question plus the telling words of the previous turn and of carried sources' titles); 0 turns it off." default:"0.5"`
+	ReferWeight   float64  `help:"Weight of the carried list on turns about earlier sources (same-sources, and comparisons that point back: \"is it the same for floods?\"); 0 turns it off." default:"0.3"`
+	ContextWeight float64  `help:"Weight of the context search (the question plus the telling words of the previous turn and of carried sources' titles), on follow-ups the conversation focus does not search; 0 turns it off." default:"0.5"`
 	ContextTerms  int      `help:"Words the context search adds to the question." default:"3"`
 	Rules         []string `help:"A rule every context bundle carries (after the sticky invariants); repeat for more." name:"rule"`
 	ControlRatio  float64  `help:"Share (0..1) of new conversations given GENERAL budgets whatever their mode (the A/B control arm); 0 puts every conversation in treatment." default:"0"`

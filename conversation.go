@@ -1,6 +1,7 @@
 package ragd
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/google/uuid"
@@ -116,6 +117,11 @@ type ConversationState struct {
 	Capsules []Capsule
 	// Focus is what the conversation is about, as of its last turn.
 	Focus focus.Focus
+	// Sticky holds the sticky invariants of the conversation's user messages through its last
+	// turn, as package invariant writes them (JSON), so a turn that reads only its latest
+	// messages still carries every invariant. Nil: not kept yet (a conversation from before
+	// migration 011, or one without turns).
+	Sticky json.RawMessage
 }
 
 // SentenceMarker is the marker a sentence of a document has in a conversation.
@@ -163,6 +169,8 @@ type TurnWrite struct {
 	Capsules []Capsule
 	// Focus is the conversation's focus after the turn; nil keeps the one it had.
 	Focus *focus.Focus
+	// Sticky is ConversationState.Sticky after the turn; nil keeps what it was.
+	Sticky json.RawMessage
 }
 
 // CitationWrite is one marker of the turn's answer.

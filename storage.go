@@ -88,6 +88,10 @@ type Store interface {
 	// Messages returns a conversation's messages in turn order, the user's before the
 	// assistant's.
 	Messages(ctx context.Context, conv uuid.UUID) ([]Message, error)
+	// RecentMessages returns, in Messages' order, a conversation's last messages: at most last of
+	// them (last < 1: every message), with the user message of turn goalTurn (the current goal's
+	// first, 0 for none) when it is older. What a turn reads of a long conversation is bounded.
+	RecentMessages(ctx context.Context, conv uuid.UUID, last, goalTurn int) ([]Message, error)
 	// Turn records one turn in one transaction: the conversation is locked, fn computes what to
 	// write from the state as of the lock (so two concurrent turns of one conversation apply one
 	// after the other), and any failure, fn's included, leaves the conversation exactly as it

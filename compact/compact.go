@@ -65,11 +65,18 @@ func Missing(msgs []Message, caps []ragd.Capsule) []Goal {
 	goals := Goals(msgs)
 	var out []Goal
 	for _, g := range goals[:max(len(goals)-1, 0)] {
-		if !slices.ContainsFunc(caps, func(c ragd.Capsule) bool { return c.First == g.First }) {
+		if capsuleOf(caps, g) < 0 {
 			out = append(out, g)
 		}
 	}
 	return out
+}
+
+// capsuleOf returns the index in caps of the capsule of goal g, or -1. A conversation read
+// through a window of its latest messages may begin in the middle of a goal, which Goals then
+// starts at the window's first message: the capsule that covers that turn is the goal's.
+func capsuleOf(caps []ragd.Capsule, g Goal) int {
+	return slices.IndexFunc(caps, func(c ragd.Capsule) bool { return c.First <= g.First && g.First <= c.Last })
 }
 
 // Window is what a strategy keeps of a conversation: messages verbatim, oldest first, and the
@@ -86,7 +93,8 @@ type Strategy interface {
 	// Name is the strategy's configuration name.
 	Name() string
 	// Window selects from msgs (the conversation so far, oldest first, the current user
-	// message last when there is one) and caps (the capsules of its finished goals).
+	// message last when there is one; or only its latest messages, with the current goal's
+	// first) and caps (the capsules of its finished goals).
 	Window(msgs []Message, caps []ragd.Capsule) Window
 	// Capsules says whether the strategy uses capsules, so that finished goals are worth
 	// summarizing.
@@ -234,15 +242,23 @@ func (b Budget) Window(msgs []Message, caps []ragd.Capsule) Window {
 }
 
 // compactOldest replaces finished goals with their capsules, oldest first, while over says the
-// window is still too big.
+// window is still too big. The goals that finished before msgs begin (a conversation read
+// through a window of its latest messages) are there as their capsules only.
 func compactOldest(msgs []Message, caps []ragd.Capsule, over func([]Message, []ragd.Capsule) bool) Window {
 	goals := Goals(msgs)
 	w := Window{Recent: msgs}
+	if len(msgs) > 0 {
+		for _, c := range caps {
+			if c.Last < msgs[0].Turn {
+				w.Capsules = append(w.Capsules, c)
+			}
+		}
+	}
 	for _, g := range goals[:max(len(goals)-1, 0)] {
 		if !over(w.Recent, w.Capsules) {
 			break
 		}
-		at := slices.IndexFunc(caps, func(c ragd.Capsule) bool { return c.First == g.First })
+		at := capsuleOf(caps, g)
 		if at < 0 {
 			continue
 		}

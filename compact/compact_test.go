@@ -192,6 +192,22 @@ func TestStrategies(t *testing.T) {
 	w = Budget{Tokens: 1}.Window(threeGoals, caps)
 	require.Equal(t, []string{"5u", "5a", "6u"}, turns(w), "the current goal is never compacted")
 	require.Len(t, w.Capsules, 2)
+
+	// Read through a window of the latest messages: the goals before it are their capsules, and
+	// a goal the window cuts into is its capsule's too.
+	for _, window := range [][]Message{threeGoals[4:], threeGoals[6:], threeGoals[3:]} {
+		w = Boundaries{}.Window(window, caps)
+		require.Equal(t, []string{"5u", "5a", "6u"}, turns(w), "from turn %d", window[0].Turn)
+		require.Equal(t, caps, w.Capsules, "from turn %d", window[0].Turn)
+		require.Empty(t, Missing(window, caps), "from turn %d", window[0].Turn)
+	}
+	w = Budget{Tokens: 1}.Window(threeGoals[6:], caps)
+	require.Equal(t, []string{"5u", "5a", "6u"}, turns(w))
+	require.Equal(t, caps, w.Capsules)
+	missing := Missing(threeGoals[3:], nil)
+	require.Len(t, missing, 2)
+	require.Equal(t, []int{2, 3}, []int{missing[0].First, missing[1].First},
+		"a goal the window cuts into, without a capsule, is missing from where the window starts")
 }
 
 func TestNew(t *testing.T) {

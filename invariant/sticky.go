@@ -31,8 +31,17 @@ import (
 // in the north"): both stay, the correction with the higher priority. Sticky runs Detect on
 // every message, about 0.3 ms for a chat sentence; a caller that runs it every turn on long
 // conversations can keep each message's spans instead.
-func Sticky(messages []Message) []Invariant {
-	var found []Invariant
+func Sticky(messages []Message) []Invariant { return StickyAfter(nil, messages) }
+
+// StickyAfter is Sticky of a conversation's earlier user messages followed by messages, given
+// only before, Sticky's result for the earlier ones: a turn need not read a long conversation
+// again to carry its invariants. Fixes and corrections in messages apply to before as to any
+// earlier invariant. (Sticky keeps one copy of a repeated text, so a blocking error reported
+// twice and then fixed is gone here; reading every message, its first report would return.)
+func StickyAfter(before []Invariant, messages []Message) []Invariant {
+	// Oldest first, as Sticky found them; within a turn their order is kept.
+	found := slices.Clone(before)
+	slices.SortStableFunc(found, func(a, b Invariant) int { return cmp.Compare(a.Turn, b.Turn) })
 	for _, m := range messages {
 		found = resolve(found, m.Text)
 		spans := m.Spans

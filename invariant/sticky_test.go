@@ -120,6 +120,10 @@ func TestSticky(t *testing.T) {
 				got = append(got, sticky{inv.Type, inv.Text, inv.Turn})
 			}
 			require.Equal(t, tc.want, got)
+			// Carried from any earlier turn, the invariants are the same.
+			for k := range msgs {
+				require.Equal(t, Sticky(msgs), StickyAfter(Sticky(msgs[:k]), msgs[k:]), "after turn %d", k)
+			}
 		})
 	}
 }

@@ -44,12 +44,13 @@ func (s *Store) ConversationState(ctx context.Context, id uuid.UUID) (*ragd.Conv
 }
 
 func (s *Store) conversationState(ctx context.Context, id uuid.UUID, lock bool) (*ragd.ConversationState, error) {
-	q := "SELECT " + conversationColumns + ", focus FROM conversations WHERE id = $1 AND deleted_at IS NULL AND tenant_id = $2"
+	q := "SELECT " + conversationColumns + ", focus, invariants FROM conversations WHERE id = $1 AND deleted_at IS NULL AND tenant_id = $2"
 	if lock {
 		q += " FOR UPDATE"
 	}
 	var f focus.Focus
-	c, err := scanConversation(s.db.QueryRow(ctx, q, id, tenantOf(ctx)), &f)
+	var sticky []byte
+	c, err := scanConversation(s.db.QueryRow(ctx, q, id, tenantOf(ctx)), &f, &sticky)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("conversation %s: %w", id, ragd.ErrNotFound)
 	}
@@ -68,7 +69,7 @@ func (s *Store) conversationState(ctx context.Context, id uuid.UUID, lock bool) 
 	if err != nil {
 		return nil, err
 	}
-	return &ragd.ConversationState{Conversation: c, Sources: srcs, Markers: markers, Capsules: caps, Focus: f}, nil
+	return &ragd.ConversationState{Conversation: c, Sources: srcs, Markers: markers, Capsules: caps, Focus: f, Sticky: sticky}, nil
 }
 
 func (s *Store) conversationSources(ctx context.Context, id uuid.UUID) ([]ragd.ConversationSource, error) {
@@ -184,9 +185,13 @@ func (s *Store) turn(ctx context.Context, ref ragd.ConversationRef, fn func(*rag
 	queueMarkers(b, conv.ID, conv.Turn, w.Markers)
 	queueCitations(b, res.AssistantMessageID, conv.ID, w.Citations, ts)
 	queueCapsules(b, conv.ID, w.Capsules, ts)
+	var sticky any // nil keeps the column as it is
+	if w.Sticky != nil {
+		sticky = string(w.Sticky)
+	}
 	b.Queue(`UPDATE conversations SET turn = $2, next_letter = $3, goal_turn = $4, updated_at = $5,
-		focus = coalesce($6, focus) WHERE id = $1 AND tenant_id = $7`,
-		conv.ID, conv.Turn, conv.NextLetter, conv.GoalTurn, ts, w.Focus, tenantOf(ctx))
+		focus = coalesce($6, focus), invariants = coalesce($8::jsonb, invariants) WHERE id = $1 AND tenant_id = $7`,
+		conv.ID, conv.Turn, conv.NextLetter, conv.GoalTurn, ts, w.Focus, tenantOf(ctx), sticky)
 	if err := s.db.SendBatch(ctx, b).Close(); err != nil {
 		var pgErr *pgconn.PgError
 		if errors.As(err, &pgErr) && pgErr.ConstraintName == "idempotency_keys_pkey" {
@@ -299,6 +304,30 @@ func scanMessage(row pgx.CollectableRow) (ragd.Message, error) {
 func (s *Store) Messages(ctx context.Context, conv uuid.UUID) ([]ragd.Message, error) {
 	rows, err := s.db.Query(ctx, "SELECT "+messageColumns+` FROM messages WHERE conversation_id = $1
 		ORDER BY turn, role DESC`, conv)
+	if err != nil {
+		return nil, fmt.Errorf("store: reading messages of %s: %w", conv, err)
+	}
+	ms, err := pgx.CollectRows(rows, scanMessage)
+	if err != nil {
+		return nil, fmt.Errorf("store: reading messages of %s: %w", conv, err)
+	}
+	return ms, nil
+}
+
+// RecentMessages returns a conversation's last messages, at most last (last < 1: all of them),
+// with the user message of turn goalTurn when it is older: the rows the (conversation_id, turn,
+// role) index gives from the end, so the cost does not grow with the conversation.
+func (s *Store) RecentMessages(ctx context.Context, conv uuid.UUID, last, goalTurn int) ([]ragd.Message, error) {
+	if last < 1 {
+		return s.Messages(ctx, conv)
+	}
+	rows, err := s.db.Query(ctx, `
+		SELECT `+messageColumns+` FROM (
+			(SELECT `+messageColumns+` FROM messages WHERE conversation_id = $1 AND tenant_id = $4
+			 ORDER BY turn DESC, role LIMIT $2)
+			UNION
+			SELECT `+messageColumns+` FROM messages WHERE conversation_id = $1 AND tenant_id = $4 AND turn = $3 AND role = 'user'
+		) m ORDER BY turn, role DESC`, conv, last, goalTurn, tenantOf(ctx))
 	if err != nil {
 		return nil, fmt.Errorf("store: reading messages of %s: %w", conv, err)
 	}

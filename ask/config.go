@@ -43,6 +43,11 @@ type Config struct {
 	// MaxPins is the most documents one conversation may have pinned: every pin is re-scored and
 	// fused on every turn, so pins are bounded work.
 	MaxPins int
+	// HistoryMessages is how many of a conversation's latest messages a turn reads (with its
+	// current goal's first): earlier goals come as their capsules, and the sticky invariants of
+	// every user message are kept with the conversation, so a turn's work does not grow with the
+	// conversation. 0 reads every message.
+	HistoryMessages int
 
 	// Carry holds the carry-over rules' numbers (tau, decay, idle turns, cap).
 	Carry carry.Config
@@ -134,6 +139,7 @@ func DefaultConfig() Config {
 		FactsPerSource:  2,
 		MaxMessageBytes: 8192,
 		MaxPins:         32,
+		HistoryMessages: 40,
 		Carry:           carry.DefaultConfig(),
 		// Chosen on MTRAG (BM25, all three domains): see CarryWeight.
 		CarryWeight:            0.01,
@@ -190,6 +196,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxPins < 1 {
 		bad("MaxPins", "must be at least 1, got %d", c.MaxPins)
+	}
+	if c.HistoryMessages < 0 {
+		bad("HistoryMessages", "must be 0 (every message) or more, got %d", c.HistoryMessages)
 	}
 	if c.MaxMessageBytes < 1 {
 		bad("MaxMessageBytes", "must be at least 1, got %d", c.MaxMessageBytes)

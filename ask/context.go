@@ -152,6 +152,12 @@ func spansOf(m ragd.Message) []invariant.Span {
 type History struct {
 	Messages []ragd.Message
 	Capsules []ragd.Capsule
+	// Sticky, when StickyKept, are the sticky invariants of every user message before the turn,
+	// kept with the conversation: Messages may then be only the latest ones (with the current
+	// goal's first), and the invariants are Sticky's, carried on with the turn's message.
+	// Otherwise they are drawn from every user message of Messages.
+	Sticky     []invariant.Invariant
+	StickyKept bool
 }
 
 // TurnContext is what the context stage knows of the turn it builds for.
@@ -169,8 +175,8 @@ type TurnContext struct {
 }
 
 // ContextInput assembles a turn's bundle input, all but the evidence and the budgets: the sticky
-// invariants of every user message (compacted or not: compaction never drops an invariant), the
-// configured rules, the current goal (its first user message, what it achieved so far, this
+// invariants of every user message (compacted or not, read or not: neither drops an invariant),
+// the configured rules, the current goal (its first user message, what it achieved so far, this
 // message), what the compaction strategy keeps of the conversation (messages verbatim, capsules
 // of finished goals), and the decisions stated in the conversation. It is a pure function:
 // /v1/ask and the compaction replay (ragd eval compaction) both build their bundles with it.
@@ -178,16 +184,22 @@ func ContextInput(h History, t TurnContext) bundle.Input {
 	in := bundle.Input{Rules: t.Rules}
 	msgs := Messages(h.Messages)
 	var users []invariant.Message
-	for _, m := range h.Messages {
-		if m.Role == "user" {
-			users = append(users, invariant.Message{ID: m.ID.String(), Turn: m.Turn, Text: m.Content, Spans: spansOf(m)})
+	if !h.StickyKept {
+		for _, m := range h.Messages {
+			if m.Role == "user" {
+				users = append(users, invariant.Message{ID: m.ID.String(), Turn: m.Turn, Text: m.Content, Spans: spansOf(m)})
+			}
 		}
 	}
 	if t.Message != "" {
 		msgs = append(msgs, compact.Message{Turn: t.Number, Role: "user", Text: t.Message, GoalStart: t.GoalStart})
 		users = append(users, invariant.Message{ID: "current", Turn: t.Number, Text: t.Message, Spans: t.Spans})
 	}
-	in.Invariants = invariant.Sticky(users)
+	if h.StickyKept {
+		in.Invariants = invariant.StickyAfter(h.Sticky, users)
+	} else {
+		in.Invariants = invariant.Sticky(users)
+	}
 
 	var all []bundle.Turn
 	for _, m := range msgs {
@@ -393,13 +405,21 @@ type turnHistory struct {
 // history gathers the bundle's input from the conversation st (with messages cv) for the turn
 // that asks message.
 func (p *Pipeline) history(st *ragd.ConversationState, cv conversation, message string, spans []invariant.Span,
-	goal compact.Boundary, summaries map[int]string) turnHistory {
+	goal compact.Boundary, summaries map[int]string) (turnHistory, error) {
 	h := turnHistory{number: st.Conversation.Turn + 1}
 	h.start = goal.New && h.number > 1
 	h.capsules = p.capsules(st.Capsules, cv, h.number, message, h.start, summaries)
-	h.input = ContextInput(History{Messages: cv.messages, Capsules: append(slices.Clone(st.Capsules), h.capsules...)},
+	in := History{Messages: cv.messages, Capsules: append(slices.Clone(st.Capsules), h.capsules...)}
+	if st.Sticky != nil {
+		// Kept with the conversation: the messages may be only its latest.
+		if err := json.Unmarshal(st.Sticky, &in.Sticky); err != nil {
+			return h, fmt.Errorf("ask: the sticky invariants of conversation %s: %w", st.Conversation.ID, err)
+		}
+		in.StickyKept = true
+	}
+	h.input = ContextInput(in,
 		TurnContext{Number: h.number, Message: message, Spans: spans, GoalStart: h.start, Rules: p.cfg.Rules, Strategy: p.strategy})
-	return h
+	return h, nil
 }
 
 // moved reports whether the conversation changed between read, before the turn's transaction,

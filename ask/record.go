@@ -5,6 +5,7 @@ package ask
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -74,11 +75,14 @@ func (p *Pipeline) persist(ctx context.Context, r toRecord) (recorded, error) {
 	// capsules written), so the telemetry recorded with the turn describes the bundle returned,
 	// built from the conversation as locked; the evidence, whose markers the fact sheet assigns
 	// under the lock, and the bundle's cut to its budgets, are done there.
-	history := func(st *ragd.ConversationState) turnHistory {
+	history := func(st *ragd.ConversationState) (turnHistory, error) {
 		return p.history(st, r.cv, r.req.Message, r.spans, r.goal, r.summaries)
 	}
 	t := time.Now()
-	hist := history(r.read)
+	hist, err := history(r.read)
+	if err != nil {
+		return out, err
+	}
 	outside := time.Since(t)
 	t = time.Now()
 	var factsTime, lockedContext time.Duration
@@ -93,7 +97,10 @@ func (p *Pipeline) persist(ctx context.Context, r toRecord) (recorded, error) {
 		tc := time.Now()
 		h := hist
 		if moved(r.read, st) {
-			h = history(st)
+			var err error
+			if h, err = history(st); err != nil {
+				return nil, err
+			}
 		}
 		in := h.input
 		in.Evidence = evidence(r.sources)
@@ -102,6 +109,14 @@ func (p *Pipeline) persist(ctx context.Context, r toRecord) (recorded, error) {
 			w.GoalTurn = h.number
 		}
 		w.Capsules = h.capsules
+		kept := h.input.Invariants
+		if kept == nil {
+			kept = []invariant.Invariant{} // none found, as against never looked for (NULL)
+		}
+		var err error
+		if w.Sticky, err = json.Marshal(kept); err != nil {
+			return nil, fmt.Errorf("ask: keeping the sticky invariants: %w", err)
+		}
 		telemetry(w, r.mode, out.context, time.Since(r.start))
 		w.Meta[shownKey] = shownMeta(r.sources)
 		if !r.refs.Empty() {

@@ -215,7 +215,14 @@ func (p *Pipeline) load(ctx context.Context, req Request) (*ragd.ConversationSta
 	if err != nil {
 		return nil, conversation{}, err
 	}
-	msgs, err := p.Store.Messages(ctx, req.ConversationID)
+	// The latest messages only, with the current goal's first (its capsule's start, and what
+	// the bundle calls the goal). A conversation whose invariants are not kept yet (from before
+	// they were) is read whole once: this turn keeps them.
+	window := p.cfg.HistoryMessages
+	if st.Sticky == nil {
+		window = 0
+	}
+	msgs, err := p.Store.RecentMessages(ctx, req.ConversationID, window, max(st.Conversation.GoalTurn, 1))
 	if err != nil {
 		return nil, conversation{}, err
 	}

@@ -23,19 +23,20 @@ var longQuestions = []string{
 	"What do I do during the shaking?",
 }
 
-// BenchmarkLongConversation times a turn at the start of a conversation and one 120 turns in
-// (BM25 only, no models): ns/op is the whole turn as /v1/ask runs it; locked-ms is the time the
-// turn holds the conversation's lock (facts, bundle and persist), context-ms the reading through
-// of the conversation for the context bundle (before the lock; under it before this change),
-// load-ms the reading of the conversation from PostgreSQL. Each iteration asks
-// one more turn: turn=120 with -benchtime=10x times turns 120 to 129.
+// BenchmarkLongConversation times a turn at the start of a conversation and ones 120 and 240
+// turns in (BM25 only, no models; a turn reads the latest --history-window messages, so the
+// last two should cost the same): ns/op is the whole turn as /v1/ask runs it; locked-ms is the
+// time the turn holds the conversation's lock (facts, bundle and persist), context-ms the
+// reading through of the conversation for the context bundle (before the lock), load-ms the
+// reading of the conversation from PostgreSQL. Each iteration asks one more turn: turn=120 with
+// -benchtime=10x times turns 120 to 129.
 //
 //	go test ./server -run '^$' -bench LongConversation -benchtime 10x
 func BenchmarkLongConversation(b *testing.B) {
 	// The index logs every catch-up, which would break the benchmark's result lines.
 	defer slog.SetDefault(slog.Default())
 	slog.SetDefault(slog.New(slog.DiscardHandler))
-	for _, at := range []int{1, 120} {
+	for _, at := range []int{1, 120, 240} {
 		b.Run(fmt.Sprintf("turn=%d", at), func(b *testing.B) {
 			tb := setup(b, options{corpus: true, logger: slog.New(slog.DiscardHandler)})
 			p := tb.deps.Pipeline

@@ -72,6 +72,8 @@ type Config struct {
 	AnaphoraBoost float64 `help:"Context search weight multiplier for questions that lean on the conversation (pronouns, very short); 0 turns the context search off for them." default:"2"`
 
 	MaxPins int `help:"Most documents one conversation may have pinned (each is re-scored every turn); more is a 400." default:"32"`
+	// HistoryWindow bounds what a turn reads of its conversation.
+	HistoryWindow int `help:"Messages of a conversation each turn reads: the latest ones, with the current goal's first; earlier goals come as their capsules, and sticky invariants are kept however old. Every compaction strategy sees only these. 0 reads every message (a turn then costs more the longer the conversation)." default:"40"`
 
 	Guardrails `embed:""`
 
@@ -141,8 +143,8 @@ func (c *Config) Validate() error {
 // askFlags names the flag behind each ask.Config field that a flag sets (askConfig is the other
 // half of this table), so the pipeline's validation errors can name what the user typed.
 var askFlags = map[string]string{
-	"MaxPins": "--max-pins",
-	"FreshK":  "--fresh-k", "RRFK": "--rrf-k", "BM25Weight": "--bm25-weight", "VectorWeight": "--vector-weight",
+	"MaxPins": "--max-pins", "HistoryMessages": "--history-window",
+	"FreshK": "--fresh-k", "RRFK": "--rrf-k", "BM25Weight": "--bm25-weight", "VectorWeight": "--vector-weight",
 	"Carry.Tau": "--carry-tau", "Carry.Decay": "--carry-decay", "Carry.MaxIdle": "--carry-idle", "Carry.Cap": "--carry-cap",
 	"CarryWeight": "--carry-weight", "ReferWeight": "--refer-weight", "ContextWeight": "--context-weight",
 	"ContextTerms": "--context-terms", "Experiment.ControlRatio": "--control-ratio", "Experiment.Block": "--experiment-block", "Mode.Threshold": "--mode-threshold",
@@ -197,7 +199,7 @@ func (c *Config) askConfig() ask.Config {
 	a.CarryWeight, a.ReferWeight = c.CarryWeight, c.ReferWeight
 	a.ContextWeight, a.ContextTerms, a.AnaphoraBoost = c.ContextWeight, c.ContextTerms, c.AnaphoraBoost
 	a.Rules = c.Rules
-	a.MaxPins = c.MaxPins
+	a.MaxPins, a.HistoryMessages = c.MaxPins, c.HistoryWindow
 	a.Experiment = c.experimentConfig()
 	a.Mode.Threshold = c.ModeThreshold
 	a.Graph, a.KGWeight = c.KG, c.KGWeight

@@ -108,7 +108,7 @@ func (a *app) openStore(ctx context.Context, schema string, migrate bool) error 
 		return err
 	}
 	s, err := store.Open(ctx, store.Config{URL: url, OwnerURL: owner, Schema: schema, EmbeddingDim: a.embeddingDim(),
-		Migrate: migrate, MaxConns: int32(a.cfg.DBMaxConns), Logger: a.logger})
+		Migrate: migrate, MaxConns: int32(a.cfg.DBMaxConns), EfSearch: a.cfg.EfSearch, Logger: a.logger})
 	if err != nil {
 		return err
 	}

@@ -133,7 +133,7 @@ func (c evalScaleCmd) runSize(ctx context.Context, a *app, url, owner string, n 
 	if owner != "" {
 		url, owner = owner, ""
 	}
-	st, err := store.Open(ctx, store.Config{URL: url, OwnerURL: owner, Schema: schema, EmbeddingDim: emb.Dim(), Migrate: true, MaxConns: int32(a.cfg.DBMaxConns), Logger: a.logger})
+	st, err := store.Open(ctx, store.Config{URL: url, OwnerURL: owner, Schema: schema, EmbeddingDim: emb.Dim(), Migrate: true, MaxConns: int32(a.cfg.DBMaxConns), EfSearch: a.cfg.EfSearch, Logger: a.logger})
 	if err != nil {
 		return nil, err
 	}

@@ -30,6 +30,7 @@ type Config struct {
 	Schema             string `help:"PostgreSQL schema holding ragd's tables (default public)."`
 	IndexDir           string `help:"BM25 index directory (default <data-dir>/index)." type:"path"`
 	DBMaxConns         int    `help:"Most PostgreSQL connections this process holds (a turn uses up to two at once; each replica has its own pool)." default:"16" name:"db-max-conns"`
+	EfSearch           int    `help:"Candidates the vector (HNSW) search keeps, pgvector's hnsw.ef_search (1..1000, at least --fresh-k is used): more finds more of the true nearest chunks, and costs more." default:"100" name:"ef-search"`
 
 	EmbedModel  string `help:"Directory of the sentence-embedding model (ONNX). Empty disables vector search." type:"path"`
 	RerankModel string `help:"Directory of the cross-encoder model (ONNX). Empty skips reranking." type:"path"`
@@ -109,6 +110,9 @@ func (c *Config) Validate() error {
 		if f.v < 1 {
 			errs = append(errs, fmt.Errorf("%s must be at least 1, got %d", f.flag, f.v))
 		}
+	}
+	if c.EfSearch < 1 || c.EfSearch > 1000 {
+		errs = append(errs, fmt.Errorf("--ef-search must be in 1..1000, got %d", c.EfSearch))
 	}
 	if c.Threads < 0 {
 		errs = append(errs, errors.New("--threads must not be negative (0 uses every core)"))

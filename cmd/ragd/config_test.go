@@ -40,6 +40,8 @@ func TestConfigRefusesBadSettings(t *testing.T) {
 		{[]string{"version", "--fresh-k", "0"}, nil, "--fresh-k must be in 1..1000, got 0"},
 		{[]string{"version", "--fresh-k", "5000"}, nil, "--fresh-k must be in 1..1000, got 5000"},
 		{[]string{"version", "--embed-batch", "0"}, nil, "--embed-batch must be at least 1, got 0"},
+		{[]string{"version", "--ef-search", "0"}, nil, "--ef-search must be in 1..1000, got 0"},
+		{[]string{"version", "--ef-search", "1001"}, nil, "--ef-search must be in 1..1000, got 1001"},
 		{[]string{"version", "--rerank-batch=-2"}, nil, "--rerank-batch must be at least 1, got -2"},
 		{[]string{"version"}, map[string]string{"RAGD_RRF_K": "-1"}, "--rrf-k must be at least 1, got -1"},
 		{[]string{"version", "--carry-tau", "1.5"}, nil, "--carry-tau must be in 0..1, got 1.5"},
@@ -176,6 +178,7 @@ func TestConfigOtherFlags(t *testing.T) {
 	require.Equal(t, 256, cli.ChunkTokens, "defaults are the product's numbers")
 	require.Equal(t, 0, cli.chunkOptions().WithDefaults().Overlap, "--chunk-overlap 0 is no overlap, not the default 32")
 	require.Equal(t, "auto", cli.Runtime)
+	require.Equal(t, 100, cli.EfSearch, "pgvector's ef_search: the store's default")
 
 	cli, err = parse(t, map[string]string{"RAGD_KG": "true"}, "version", "--no-kg")
 	require.NoError(t, err)

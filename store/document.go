@@ -225,15 +225,21 @@ func (s *Store) Current(ctx context.Context, keys []string) (map[string]ragd.Cur
 	return out, nil
 }
 
-func (s *Store) currentVersions(ctx context.Context, keys []string, forUpdate bool) (map[string]current, error) {
-	q := `
+// currentVersionsSQL looks documents up by their tenant and source key: the unique index is
+// (tenant_id, source_key), and row-level security's filter cannot use it, so without the
+// tenant_id condition every ingest batch scanned the whole documents table (329 ms a batch at 30k
+// documents and growing, the load's bound).
+const currentVersionsSQL = `
 		SELECT d.source_key, d.id, d.version, v.content_hash, v.chunk_count, d.deleted_at IS NOT NULL
 		FROM documents d JOIN document_versions v ON v.doc_id = d.id AND v.version = d.version
-		WHERE d.source_key = ANY($1)`
+		WHERE d.tenant_id = $2 AND d.source_key = ANY($1)`
+
+func (s *Store) currentVersions(ctx context.Context, keys []string, forUpdate bool) (map[string]current, error) {
+	q := currentVersionsSQL
 	if forUpdate {
 		q += " FOR UPDATE OF d"
 	}
-	rows, err := s.db.Query(ctx, q, keys)
+	rows, err := s.db.Query(ctx, q, keys, tenantOf(ctx))
 	if err != nil {
 		return nil, fmt.Errorf("store: reading current versions: %w", err)
 	}

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"text/tabwriter"
 	"time"
+
+	"github.com/ragd/ragd/ask"
 )
 
 // LoadConfig says how to drive a running server's /v1/ask.
@@ -62,10 +64,8 @@ func Load(ctx context.Context, cfg LoadConfig) (*LoadReport, error) {
 	}
 	var (
 		mu      sync.Mutex
-		stages  = map[string][]time.Duration{}
-		order   []string
+		times   TurnTimes
 		e2e     []time.Duration
-		nonRR   []time.Duration
 		firstEr error
 	)
 	work := make(chan Query)
@@ -86,21 +86,11 @@ func Load(ctx context.Context, cfg LoadConfig) (*LoadReport, error) {
 					continue
 				}
 				e2e = append(e2e, rt)
-				var total, rerank time.Duration
-				for _, t := range timings.Timings {
-					d := time.Duration(t.MS * float64(time.Millisecond))
-					if _, ok := stages[t.Stage]; !ok {
-						order = append(order, t.Stage)
-					}
-					stages[t.Stage] = append(stages[t.Stage], d)
-					switch t.Stage {
-					case "total":
-						total = d
-					case "rerank":
-						rerank = d
-					}
+				ts := make(ask.Timings, len(timings.Timings))
+				for i, t := range timings.Timings {
+					ts[i] = ask.Timing{Stage: t.Stage, Duration: time.Duration(t.MS * float64(time.Millisecond))}
 				}
-				nonRR = append(nonRR, total-rerank)
+				times.Add(ts)
 				mu.Unlock()
 			}
 		}()
@@ -117,12 +107,9 @@ func Load(ctx context.Context, cfg LoadConfig) (*LoadReport, error) {
 	if firstEr != nil {
 		return nil, firstEr
 	}
-	r := &LoadReport{URL: cfg.URL, Requests: len(e2e), Concurrency: cfg.Concurrency, Stages: map[string]LatencySummary{},
-		EndToEnd: Summarize(e2e), NonRerank: Summarize(nonRR), Order: order,
+	r := &LoadReport{URL: cfg.URL, Requests: len(e2e), Concurrency: cfg.Concurrency, Stages: times.Summaries(),
+		EndToEnd: Summarize(e2e), NonRerank: Summarize(times.AllButRerank), Order: times.Order,
 		Throughput: float64(len(e2e)) / elapsed.Seconds(), Elapsed: elapsed}
-	for s, ds := range stages {
-		r.Stages[s] = Summarize(ds)
-	}
 	if rr := r.Stages["rerank"].P50; rr > 0 {
 		r.RatioToRerank = float64(r.EndToEnd.P50) / float64(rr)
 	}

@@ -48,9 +48,12 @@ var Strategies = append(append([]string(nil), QueryForms...), Carry)
 // last turn's (the judged turn of a DSTC11 conversation) never at all: it answers the very
 // question being judged. A judged turn is ranked by the turn's whole ranking (deeper than the
 // sources a turn returns, so every strategy is scored to the same depth).
-func ReplayMTRAG(ctx context.Context, m *MTRAG, a Asker, r Replier, method ask.Method, docID func(uuid.UUID) string) (map[string]Run, map[string]map[string]string, error) {
-	runs := map[string]Run{}
-	queries := map[string]map[string]string{} // task -> search texts of the carry turn
+//
+// Every carry turn's stage timings are kept, first turns apart from later ones: a later turn
+// is where the conversation's state (carried sources, the focus) costs something.
+func ReplayMTRAG(ctx context.Context, m *MTRAG, a Asker, r Replier, method ask.Method, docID func(uuid.UUID) string) (*Replay, error) {
+	rp := &Replay{Runs: map[string]Run{}, Queries: map[string]map[string]string{}, AllButRerank: map[string]time.Duration{}}
+	runs, queries := rp.Runs, rp.Queries
 	for _, form := range QueryForms {
 		run := Run{Name: form, PerQuery: map[string][]string{}, Stages: map[string][]time.Duration{}}
 		for id, text := range m.Tasks[form] {
@@ -60,7 +63,7 @@ func ReplayMTRAG(ctx context.Context, m *MTRAG, a Asker, r Replier, method ask.M
 			t := time.Now()
 			ranking, err := a.Rank(ctx, text, method)
 			if err != nil {
-				return nil, nil, fmt.Errorf("eval: %s %s: %w", form, id, err)
+				return nil, fmt.Errorf("eval: %s %s: %w", form, id, err)
 			}
 			run.Stages["total"] = append(run.Stages["total"], time.Since(t))
 			run.PerQuery[id] = docsOf(ranking.Candidates, docID)
@@ -73,25 +76,47 @@ func ReplayMTRAG(ctx context.Context, m *MTRAG, a Asker, r Replier, method ask.M
 		for i, t := range c.Turns {
 			if i > 0 && c.Turns[i-1].Agent != "" {
 				if _, err := r.RecordReply(ctx, conv, prev, c.Turns[i-1].Agent); err != nil {
-					return nil, nil, fmt.Errorf("eval: recording the reply of %s turn %d: %w", c.ID, c.Turns[i-1].Turn, err)
+					return nil, fmt.Errorf("eval: recording the reply of %s turn %d: %w", c.ID, c.Turns[i-1].Turn, err)
 				}
 			}
 			start := time.Now()
 			turn, err := a.Ask(ctx, ask.Request{ConversationID: conv, Message: t.User})
 			if err != nil {
-				return nil, nil, fmt.Errorf("eval: conversation %s turn %d: %w", c.ID, t.Turn, err)
+				return nil, fmt.Errorf("eval: conversation %s turn %d: %w", c.ID, t.Turn, err)
 			}
 			run.Stages["total"] = append(run.Stages["total"], time.Since(start))
+			times := &rp.Later
+			if i == 0 {
+				times = &rp.First
+			}
+			abr := times.Add(turn.Timings)
 			conv, prev = turn.ConversationID, turn.AssistantMessageID
 			if id := TaskID(c.ID, t.Turn); m.Qrels[id] != nil {
 				run.PerQuery[id] = docsOf(turn.Ranked, docID)
 				queries[id] = turn.Queries
 				queries[id]["intent"] = turn.Intent.Label
+				rp.AllButRerank[id] = abr
 			}
 		}
 	}
 	runs[Carry] = run
-	return runs, queries, nil
+	return rp, nil
+}
+
+// Replay is what ReplayMTRAG ran: each strategy's run, the search texts of each judged carry
+// turn, and the timings of carry's turns.
+type Replay struct {
+	Runs    map[string]Run
+	Queries map[string]map[string]string // task -> search texts and intent of the carry turn
+	// First and Later are the timings of carry's first turns and of its later ones (every turn
+	// asked, judged or not); AllButRerank is each judged carry turn's, by task.
+	First, Later TurnTimes
+	AllButRerank map[string]time.Duration
+}
+
+// Latency summarizes carry's turn timings: turn 1, later turns.
+func (rp *Replay) Latency() []TurnLatency {
+	return []TurnLatency{rp.First.Latency("turn 1"), rp.Later.Latency("later turns")}
 }
 
 // TurnRow is one judged turn of a replay, for reading the turns a strategy wins or loses.
@@ -106,10 +131,13 @@ type TurnRow struct {
 	Carry     map[string]string  `json:"carry"` // the carry turn's intent and search texts
 	NDCG5     map[string]float64 `json:"ndcg5"` // by strategy
 	Recall5   map[string]float64 `json:"recall5"`
+	// CarryAllButRerankMS is the carry turn's total less reranking, in milliseconds.
+	CarryAllButRerankMS float64 `json:"carry_all_but_rerank_ms"`
 }
 
 // TurnRows lists every judged turn with each strategy's nDCG@5 and Recall@5.
-func TurnRows(m *MTRAG, runs map[string]Run, queries map[string]map[string]string) []TurnRow {
+func TurnRows(m *MTRAG, rp *Replay) []TurnRow {
+	runs, queries := rp.Runs, rp.Queries
 	var rows []TurnRow
 	for _, c := range m.Conversations {
 		for _, t := range c.Turns {
@@ -119,7 +147,8 @@ func TurnRows(m *MTRAG, runs map[string]Run, queries map[string]map[string]strin
 				continue
 			}
 			row := TurnRow{Domain: m.Domain, Task: id, Turn: t.Turn, MultiTurn: t.MultiTurn, Slices: Slices(t.User, m.Tasks["rewrite"][id]),
-				Question: t.User, Rewrite: m.Tasks["rewrite"][id], Carry: queries[id], NDCG5: map[string]float64{}, Recall5: map[string]float64{}}
+				Question: t.User, Rewrite: m.Tasks["rewrite"][id], Carry: queries[id], NDCG5: map[string]float64{}, Recall5: map[string]float64{},
+				CarryAllButRerankMS: millis(rp.AllButRerank[id])}
 			for name, run := range runs {
 				row.NDCG5[name] = NDCG(run.PerQuery[id], rel, 5)
 				row.Recall5[name] = Recall(run.PerQuery[id], rel, 5)
@@ -209,6 +238,8 @@ type DomainReport struct {
 	// entity reference, depending on the set.
 	Labels map[string]string `json:"labels"`
 	Groups []GroupResult     `json:"groups"`
+	// Latency is the timing of carry's turns through the pipeline, turn 1 and later turns.
+	Latency []TurnLatency `json:"carry_latency,omitempty"`
 }
 
 // ConversationReport is the result of ragd eval conversations.
@@ -351,6 +382,7 @@ func (r ConversationReport) WriteTable(w io.Writer) error {
 			}
 		}
 		fmt.Fprintln(tw)
+		writeLatency(tw, d.Latency)
 	}
 	if p := r.Pooled; p != nil {
 		fmt.Fprintf(tw, "pooled: %s\n", strings.Join(p.Domains, " + "))
@@ -364,6 +396,27 @@ func (r ConversationReport) WriteTable(w io.Writer) error {
 		fmt.Fprintf(tw, "- %s\n", n)
 	}
 	return tw.Flush()
+}
+
+// writeLatency writes the latency of carry's turns: all but rerank, and the stages that make a
+// later turn cost more than a first one (the focus, and the searches only a follow-up runs).
+func writeLatency(tw io.Writer, groups []TurnLatency) {
+	if len(groups) == 0 {
+		return
+	}
+	fmt.Fprintln(tw, "carry turns\tturns\tstage\tp50 ms\tp95 ms")
+	for _, g := range groups {
+		if g.Turns == 0 {
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%d\tall but rerank\t%.2f\t%.2f\n", g.Group, g.Turns, millis(g.AllButRerank.P50), millis(g.AllButRerank.P95))
+		for _, s := range g.Stages {
+			if s.Stage == "focus" || strings.HasPrefix(s.Stage, "focus-") || strings.HasPrefix(s.Stage, "context-") || s.Stage == "bm25" {
+				fmt.Fprintf(tw, "%s\t%d\t%s\t%.2f\t%.2f\n", g.Group, s.Turns, s.Stage, millis(s.Latency.P50), millis(s.Latency.P95))
+			}
+		}
+	}
+	fmt.Fprintln(tw)
 }
 
 // WriteJSON writes the report as indented JSON.

@@ -2,9 +2,11 @@ package eval
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
@@ -98,8 +100,9 @@ func TestReplayRecordsOnlyEarlierReplies(t *testing.T) {
 	m, err := LoadMTRAG(dir)
 	require.NoError(t, err)
 	s := &spy{Pipeline: p, replier: st, convs: map[uuid.UUID]bool{}}
-	runs, queries, err := ReplayMTRAG(ctx, m, s, s, ask.BM25, docID)
+	rp, err := ReplayMTRAG(ctx, m, s, s, ask.BM25, docID)
 	require.NoError(t, err)
+	runs := rp.Runs
 	require.Equal(t, []string{
 		"ask: I need a guesthouse in the west.",
 		"reply: The Hobsons House is a nice guesthouse in the west.",
@@ -126,7 +129,7 @@ func TestReplayRecordsOnlyEarlierReplies(t *testing.T) {
 		require.Len(t, runs[name].PerQuery, 2, name)
 	}
 	require.Equal(t, "faq:hotel:2:0", runs[Carry].PerQuery["val0002<::>3"][0], "the judged turn names its hotel")
-	require.NotEmpty(t, queries["val0001<::>2"]["intent"])
+	require.NotEmpty(t, rp.Queries["val0001<::>2"]["intent"])
 
 	rep := ScoreMTRAG(m, runs)
 	require.Equal(t, "dstc11t5", rep.Domain)
@@ -141,7 +144,53 @@ func TestReplayRecordsOnlyEarlierReplies(t *testing.T) {
 	d := byGroup["later turns"].CarryVsLast
 	require.NotNil(t, d)
 	require.Equal(t, 2, d.N)
-	rows := TurnRows(m, runs, queries)
+	rows := TurnRows(m, rp)
 	require.Len(t, rows, 2)
 	require.InDelta(t, d.Mean, ((rows[0].NDCG5[Carry]-rows[0].NDCG5["lastturn"])+(rows[1].NDCG5[Carry]-rows[1].NDCG5["lastturn"]))/2, 1e-12)
+
+	// The latency of carry's turns: the two first turns apart from the three later ones, each
+	// turn's all but rerank its own total (no reranker here), and the judged turns' among them.
+	lat := rp.Latency()
+	require.Len(t, lat, 2)
+	require.Equal(t, "turn 1", lat[0].Group)
+	require.Equal(t, 2, lat[0].Turns)
+	require.Equal(t, "later turns", lat[1].Group)
+	require.Equal(t, 3, lat[1].Turns)
+	require.Equal(t, rp.Later.Stages["total"], rp.Later.AllButRerank)
+	require.Equal(t, Summarize(rp.Later.AllButRerank), lat[1].AllButRerank)
+	require.Positive(t, lat[1].AllButRerank.P50)
+	stages := map[string]StageLatency{}
+	for _, s := range lat[1].Stages {
+		stages[s.Stage] = s
+	}
+	require.Equal(t, 3, stages["focus"].Turns, "the focus is on by default: every later turn reads it")
+	require.Equal(t, Summarize(rp.Later.Stages["focus"]), stages["focus"].Latency)
+	for _, r := range rows {
+		require.Contains(t, rp.Later.AllButRerank, rp.AllButRerank[r.Task], r.Task)
+		require.InDelta(t, millis(rp.AllButRerank[r.Task]), r.CarryAllButRerankMS, 1e-9)
+	}
+	rep.Latency = lat
+	var out strings.Builder
+	require.NoError(t, ConversationReport{Domains: []DomainReport{rep}}.WriteTable(&out))
+	require.Regexp(t, fmt.Sprintf(`later turns +3 +all but rerank +%.2f `, millis(lat[1].AllButRerank.P50)), out.String())
+	require.Regexp(t, `later turns +3 +focus +\d`, out.String())
+	out.Reset()
+	require.NoError(t, ConversationReport{Domains: []DomainReport{rep}}.WriteJSON(&out))
+	require.Contains(t, out.String(), `"carry_latency"`)
+}
+
+// A turn's all but rerank is its total less its rerank stage, or its total when none ran.
+func TestTurnTimes(t *testing.T) {
+	t.Parallel()
+	var tt TurnTimes
+	require.Equal(t, 6*time.Millisecond, tt.Add(ask.Timings{{Stage: "bm25", Duration: time.Millisecond},
+		{Stage: "rerank", Duration: 4 * time.Millisecond}, {Stage: "total", Duration: 10 * time.Millisecond}}))
+	require.Equal(t, 3*time.Millisecond, tt.Add(ask.Timings{{Stage: "focus", Duration: time.Millisecond},
+		{Stage: "total", Duration: 3 * time.Millisecond}}))
+	require.Equal(t, []string{"bm25", "rerank", "total", "focus"}, tt.Order)
+	l := tt.Latency("later turns")
+	require.Equal(t, 2, l.Turns)
+	require.Equal(t, 3*time.Millisecond, l.AllButRerank.P50)
+	require.Equal(t, 6*time.Millisecond, l.AllButRerank.P95)
+	require.Equal(t, StageLatency{Stage: "focus", Turns: 1, Latency: Summarize([]time.Duration{time.Millisecond})}, l.Stages[3])
 }

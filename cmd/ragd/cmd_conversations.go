@@ -35,6 +35,7 @@ func (c evalConversationsCmd) Run(ctx context.Context, a *app) error {
 		"MTRAG's rewrite was written by an LLM (Mixtral 8x7B); DSTC11's reference is the last turn plus the gold entity's name, a ceiling: neither is something ragd has at run time",
 		"MTRAG's corpora are pools of the passages annotators saw, not the full collections: compare strategies with each other, not with published figures; DSTC11's corpus is its full knowledge base",
 		"carry - last turn: paired difference of nDCG@5 per judged turn, 95% bootstrap interval, two-sided paired randomization p (10,000 draws each)",
+		"carry turns' latency: stage timings of every turn replayed, turn 1 apart from later turns; all but rerank is a turn's total less reranking, as in `ragd eval ask`; the table shows the focus and BM25 searches, the JSON every stage",
 	}}
 	var rows []eval.TurnRow
 	for _, dir := range c.Dirs {
@@ -60,12 +61,14 @@ func (c evalConversationsCmd) Run(ctx context.Context, a *app) error {
 		if err != nil {
 			return err
 		}
-		runs, queries, err := eval.ReplayMTRAG(ctx, m, p, a.store, method, docID)
+		rp, err := eval.ReplayMTRAG(ctx, m, p, a.store, method, docID)
 		if err != nil {
 			return err
 		}
-		report.Domains = append(report.Domains, eval.ScoreMTRAG(m, runs))
-		rows = append(rows, eval.TurnRows(m, runs, queries)...)
+		d := eval.ScoreMTRAG(m, rp.Runs)
+		d.Latency = rp.Latency()
+		report.Domains = append(report.Domains, d)
+		rows = append(rows, eval.TurnRows(m, rp)...)
 	}
 	var mtrag []string
 	for _, d := range report.Domains {

@@ -283,9 +283,7 @@ func (c evalScaleCmd) ask(ctx context.Context, a *app, st *store.Store, ix *inde
 	if err != nil {
 		return err
 	}
-	stages := map[string][]time.Duration{}
-	var order []string
-	var abr []time.Duration
+	var times eval.TurnTimes
 	var conv uuid.UUID
 	for i, q := range qs {
 		if i%2 == 0 {
@@ -299,28 +297,12 @@ func (c evalScaleCmd) ask(ctx context.Context, a *app, st *store.Store, ix *inde
 		if i < scaleWarmup {
 			continue
 		}
-		var total, rerank time.Duration
-		for _, t := range turn.Timings {
-			if _, ok := stages[t.Stage]; !ok {
-				order = append(order, t.Stage)
-			}
-			stages[t.Stage] = append(stages[t.Stage], t.Duration)
-			switch t.Stage {
-			case "total":
-				total = t.Duration
-			case "rerank":
-				rerank = t.Duration
-			}
-		}
-		abr = append(abr, total-rerank)
+		times.Add(turn.Timings)
 	}
-	size.Questions = len(abr)
-	size.Order = order
-	size.Stages = map[string]eval.LatencySummary{}
-	for k, v := range stages {
-		size.Stages[k] = eval.Summarize(v)
-	}
-	size.AllButRerank = eval.Summarize(abr)
+	size.Questions = len(times.AllButRerank)
+	size.Order = times.Order
+	size.Stages = times.Summaries()
+	size.AllButRerank = eval.Summarize(times.AllButRerank)
 	size.P50ms = float64(size.AllButRerank.P50) / float64(time.Millisecond)
 	size.P95ms = float64(size.AllButRerank.P95) / float64(time.Millisecond)
 	return nil

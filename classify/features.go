@@ -155,16 +155,18 @@ func appendBlock(out []feature, counts map[uint32]float64, scale float64) []feat
 		return out
 	}
 	start := len(out)
-	var norm float64
 	for b, c := range counts {
-		v := 1 + math.Log(c)
-		norm += v * v
-		out = append(out, feature{bucket: b, value: v})
+		out = append(out, feature{bucket: b, value: 1 + math.Log(c)})
+	}
+	block := out[start:]
+	// Sort before summing and scaling: map order is random and float sums are not associative,
+	// so a norm summed in map order differed in its last bits from one call to the next.
+	sort.Slice(block, func(i, j int) bool { return block[i].bucket < block[j].bucket })
+	var norm float64
+	for _, f := range block {
+		norm += f.value * f.value
 	}
 	norm = math.Sqrt(norm)
-	block := out[start:]
-	// Sort before scaling so that the order, and so every later float sum, is deterministic.
-	sort.Slice(block, func(i, j int) bool { return block[i].bucket < block[j].bucket })
 	for i := range block {
 		block[i].value *= scale / norm
 	}

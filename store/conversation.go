@@ -302,16 +302,8 @@ func scanMessage(row pgx.CollectableRow) (ragd.Message, error) {
 
 // Messages returns a conversation's messages in turn order, the user's before the assistant's.
 func (s *Store) Messages(ctx context.Context, conv uuid.UUID) ([]ragd.Message, error) {
-	rows, err := s.db.Query(ctx, "SELECT "+messageColumns+` FROM messages WHERE conversation_id = $1
-		ORDER BY turn, role DESC`, conv)
-	if err != nil {
-		return nil, fmt.Errorf("store: reading messages of %s: %w", conv, err)
-	}
-	ms, err := pgx.CollectRows(rows, scanMessage)
-	if err != nil {
-		return nil, fmt.Errorf("store: reading messages of %s: %w", conv, err)
-	}
-	return ms, nil
+	return s.messages(ctx, conv, "SELECT "+messageColumns+` FROM messages WHERE conversation_id = $1 AND tenant_id = $2
+		ORDER BY turn, role DESC`, conv, tenantOf(ctx))
 }
 
 // RecentMessages returns a conversation's last messages, at most last (last < 1: all of them),
@@ -321,13 +313,18 @@ func (s *Store) RecentMessages(ctx context.Context, conv uuid.UUID, last, goalTu
 	if last < 1 {
 		return s.Messages(ctx, conv)
 	}
-	rows, err := s.db.Query(ctx, `
+	return s.messages(ctx, conv, `
 		SELECT `+messageColumns+` FROM (
 			(SELECT `+messageColumns+` FROM messages WHERE conversation_id = $1 AND tenant_id = $4
 			 ORDER BY turn DESC, role LIMIT $2)
 			UNION
 			SELECT `+messageColumns+` FROM messages WHERE conversation_id = $1 AND tenant_id = $4 AND turn = $3 AND role = 'user'
 		) m ORDER BY turn, role DESC`, conv, last, goalTurn, tenantOf(ctx))
+}
+
+// messages runs a query of a conversation's messages (conv is for the error) and scans them.
+func (s *Store) messages(ctx context.Context, conv uuid.UUID, sql string, args ...any) ([]ragd.Message, error) {
+	rows, err := s.db.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: reading messages of %s: %w", conv, err)
 	}

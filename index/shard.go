@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"sync/atomic"
 
@@ -171,23 +173,13 @@ func (s *shard) apply(tenant uuid.UUID, changes []ragd.ChunkChange) error {
 
 // docFreq returns how many chunks have each term in field.
 func (s *shard) docFreq(field string, terms []string) (map[string]int, error) {
-	adv, err := s.bleve.Advanced()
+	_, dfs, err := s.termCounts(field, terms)
 	if err != nil {
-		return nil, fmt.Errorf("index: %w", err)
+		return nil, err
 	}
-	r, err := adv.Reader()
-	if err != nil {
-		return nil, fmt.Errorf("index: %w", err)
-	}
-	defer r.Close()
-	out := make(map[string]int, len(terms))
-	for _, term := range terms {
-		tfr, err := r.TermFieldReader(context.Background(), []byte(term), field, false, false, false)
-		if err != nil {
-			return nil, fmt.Errorf("index: term %q: %w", term, err)
-		}
-		out[term] = int(tfr.Count())
-		tfr.Close()
+	out := make(map[string]int, len(dfs))
+	for term, df := range dfs {
+		out[term] = int(df)
 	}
 	return out, nil
 }
@@ -195,32 +187,43 @@ func (s *shard) docFreq(field string, terms []string) (map[string]int, error) {
 // idf returns BM25's inverse document frequency of each term in the composite field, and the
 // document frequency it came from.
 func (s *shard) idf(terms map[string]bool) (map[string]float64, map[string]uint64, error) {
+	n, dfs, err := s.termCounts("_all", slices.Collect(maps.Keys(terms)))
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make(map[string]float64, len(dfs))
+	for term, df := range dfs {
+		out[term] = math.Log(1 + (float64(n)-float64(df)+0.5)/(float64(df)+0.5))
+	}
+	return out, dfs, nil
+}
+
+// termCounts returns the shard's document count and how many of its chunks have each term in
+// field, read through one index reader.
+func (s *shard) termCounts(field string, terms []string) (uint64, map[string]uint64, error) {
 	adv, err := s.bleve.Advanced()
 	if err != nil {
-		return nil, nil, fmt.Errorf("index: %w", err)
+		return 0, nil, fmt.Errorf("index: %w", err)
 	}
 	r, err := adv.Reader()
 	if err != nil {
-		return nil, nil, fmt.Errorf("index: %w", err)
+		return 0, nil, fmt.Errorf("index: %w", err)
 	}
 	defer r.Close()
 	n, err := r.DocCount()
 	if err != nil {
-		return nil, nil, fmt.Errorf("index: %w", err)
+		return 0, nil, fmt.Errorf("index: %w", err)
 	}
-	out := make(map[string]float64, len(terms))
 	dfs := make(map[string]uint64, len(terms))
-	for term := range terms {
-		tfr, err := r.TermFieldReader(context.Background(), []byte(term), "_all", false, false, false)
+	for _, term := range terms {
+		tfr, err := r.TermFieldReader(context.Background(), []byte(term), field, false, false, false)
 		if err != nil {
-			return nil, nil, fmt.Errorf("index: term %q: %w", term, err)
+			return 0, nil, fmt.Errorf("index: term %q: %w", term, err)
 		}
 		dfs[term] = tfr.Count()
 		tfr.Close()
-		df := float64(dfs[term])
-		out[term] = math.Log(1 + (float64(n)-df+0.5)/(df+0.5))
 	}
-	return out, dfs, nil
+	return n, dfs, nil
 }
 
 func (s *shard) scorch() (*scorch.Scorch, error) {

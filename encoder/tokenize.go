@@ -128,3 +128,22 @@ func RunBatched[T any](ctx context.Context, items []string, size int, run func([
 	}
 	return out, nil
 }
+
+// IDs returns text's token ids without special tokens, padding or the model's length cut (the
+// tokenizer's own truncation, if its tokenizer.json sets one, still applies).
+func (t *Tokenizer) IDs(text string) ([]int, error) {
+	enc, err := t.tk.EncodeSingle(text, false)
+	if err != nil {
+		return nil, fmt.Errorf("encoder: tokenizing: %w", err)
+	}
+	n := 0
+	for i, m := range enc.AttentionMask {
+		if m != 0 {
+			n = i + 1
+		}
+	}
+	return enc.Ids[:n:n], nil
+}
+
+// Decode returns the text of ids, word pieces joined, special tokens left out.
+func (t *Tokenizer) Decode(ids []int) string { return t.tk.Decode(ids, true) }

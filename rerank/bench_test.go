@@ -36,6 +36,30 @@ func BenchmarkScore40(b *testing.B) {
 	}
 }
 
+// BenchmarkScore40Window scores one turn's 40 candidates whole and on query-centred windows of
+// 128 and 64 model tokens (the passages are about 260): what --rerank-window saves.
+func BenchmarkScore40Window(b *testing.B) {
+	passages := make([]string, 40)
+	for i := range passages {
+		passages[i] = strings.Repeat(fmt.Sprintf("passage %d says something about smoke alarms and batteries. ", i), 20)
+	}
+	for _, window := range []int{0, 128, 64} {
+		b.Run(fmt.Sprintf("window=%d", window), func(b *testing.B) {
+			s, err := rerank.Open(encoder.Config{Dir: modeltest.Dir(b, modeltest.CrossEncoder), Runtime: encoder.ORT,
+				ORTLibrary: modeltest.ORTLibrary(), BatchSize: 8}, rerank.WithWindow(window))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			for b.Loop() {
+				if _, err := s.Score(context.Background(), "how often should smoke alarm batteries be replaced", passages); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
 // BenchmarkConcurrentTurns has 8 turns in flight, each scoring its 40 candidates against its
 // own question, with model runs shared between turns (the default) and with each run kept to one
 // turn: the cross-request batching gain. Read pairs/s.

@@ -22,6 +22,8 @@ type Scorer struct {
 	model   *encoder.Model
 	runtime encoder.Runtime
 	batch   int
+	window  int                // passage tokens scored; 0 is the whole passage
+	wtk     *encoder.Tokenizer // cuts windows, on either runtime
 
 	tk      *encoder.Tokenizer        // ONNX Runtime
 	batcher *encoder.Batcher[float32] // ONNX Runtime
@@ -33,12 +35,23 @@ type Scorer struct {
 
 // Open loads the cross-encoder in cfg.Dir on the configured runtime and checks it with one probe
 // pair.
-func Open(cfg encoder.Config) (*Scorer, error) {
+func Open(cfg encoder.Config, opts ...Option) (*Scorer, error) {
 	cfg, m, rt, fallback, err := encoder.Prepare(cfg, encoder.CrossEncoder)
 	if err != nil {
 		return nil, fmt.Errorf("rerank: %w", err)
 	}
 	s := &Scorer{model: m, runtime: rt, batch: cfg.BatchSize}
+	for _, o := range opts {
+		o(s)
+	}
+	if err := s.checkWindow(); err != nil {
+		return nil, fmt.Errorf("rerank: %w", err)
+	}
+	if s.window > 0 {
+		if s.wtk, err = encoder.NewTokenizer(m); err != nil {
+			return nil, fmt.Errorf("rerank: %w", err)
+		}
+	}
 	if rt == encoder.ORT {
 		err = s.openORT(cfg)
 	} else {
@@ -128,6 +141,12 @@ func (s *Scorer) Dir() string { return s.model.Dir }
 // Score returns one score per passage, in order: higher means more relevant to query. Passages
 // run in batches of similar length.
 func (s *Scorer) Score(ctx context.Context, query string, passages []string) ([]float32, error) {
+	if s.window > 0 {
+		var err error
+		if passages, err = windows(s.wtk, s.window, query, passages); err != nil {
+			return nil, fmt.Errorf("rerank: %w", err)
+		}
+	}
 	if s.batcher != nil {
 		seqs := make([]encoder.Sequence, len(passages))
 		for i, p := range passages {

@@ -79,7 +79,11 @@ func (a *app) openModels(withRerank bool) error {
 		return nil
 	}
 	if a.cfg.RerankModel != "" {
-		s, err := rerank.Open(a.cfg.modelConfig(a.cfg.RerankModel, a.cfg.RerankBatch, a.logger))
+		s, err := rerank.Open(a.cfg.modelConfig(a.cfg.RerankModel, a.cfg.RerankBatch, a.logger),
+			rerank.WithWindow(a.cfg.RerankWindow))
+		if errors.Is(err, rerank.ErrWindow) {
+			return fmt.Errorf("--rerank-window: %w", err)
+		}
 		if err != nil {
 			return err
 		}

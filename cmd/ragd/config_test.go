@@ -1,6 +1,7 @@
 package main
 
 import (
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/ragd/ragd/ask"
 	"github.com/ragd/ragd/experiment"
+	"github.com/ragd/ragd/internal/modeltest"
 	"github.com/ragd/ragd/mode"
 )
 
@@ -43,6 +45,7 @@ func TestConfigRefusesBadSettings(t *testing.T) {
 		{[]string{"version", "--ef-search", "0"}, nil, "--ef-search must be in 1..1000, got 0"},
 		{[]string{"version", "--ef-search", "1001"}, nil, "--ef-search must be in 1..1000, got 1001"},
 		{[]string{"version", "--rerank-batch=-2"}, nil, "--rerank-batch must be at least 1, got -2"},
+		{[]string{"version", "--rerank-window=-1"}, nil, "--rerank-window must not be negative (0 reads whole passages), got -1"},
 		{[]string{"version"}, map[string]string{"RAGD_RRF_K": "-1"}, "--rrf-k must be at least 1, got -1"},
 		{[]string{"version", "--carry-tau", "1.5"}, nil, "--carry-tau must be in 0..1, got 1.5"},
 		{[]string{"version", "--carry-decay", "2"}, nil, "--carry-decay must be in (0, 1], got 2"},
@@ -180,6 +183,8 @@ func TestConfigOtherFlags(t *testing.T) {
 	require.Equal(t, "auto", cli.Runtime)
 	require.Equal(t, 100, cli.EfSearch, "pgvector's ef_search: the store's default")
 
+	require.Equal(t, 0, cli.RerankWindow, "whole passages unless asked")
+
 	cli, err = parse(t, map[string]string{"RAGD_KG": "true"}, "version", "--no-kg")
 	require.NoError(t, err)
 	require.False(t, cli.KG, "--no-kg turns the graph off whatever the environment says")
@@ -225,4 +230,15 @@ func TestGuardrailFlags(t *testing.T) {
 	require.Zero(t, e.Baseline, "0 is a baseline, not unset")
 	require.Equal(t, time.Hour, e.Window)
 	require.Equal(t, 2*time.Hour, cli.guardConfig().Window)
+}
+
+// A window the cross-encoder could never use is refused when the model loads (only then is its
+// length known), naming the flag.
+func TestRerankWindowLongerThanTheModel(t *testing.T) {
+	cli, err := parse(t, nil, "version", "--rerank-model", modeltest.Dir(t, modeltest.CrossEncoder),
+		"--ort-library", modeltest.ORTLibrary(), "--rerank-window", "600")
+	require.NoError(t, err)
+	a := newApp(&cli.Config, slog.New(slog.DiscardHandler))
+	err = a.openModels(true)
+	require.ErrorContains(t, err, "--rerank-window: rerank: window too long: 600 tokens, and the model takes at most 512")
 }

@@ -1,0 +1,95 @@
+package rerank
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ragd/ragd/encoder"
+	"github.com/ragd/ragd/internal/modeltest"
+)
+
+func TestBestWindow(t *testing.T) {
+	t.Parallel()
+	w := map[int]float64{7: 2, 9: 1}
+	for _, c := range []struct {
+		ids  []int
+		n    int
+		want int
+	}{
+		{[]int{1, 2, 3, 7, 9, 4, 5}, 2, 3},
+		{[]int{7, 1, 1, 1, 7, 1}, 2, 0},    // a tie goes to the earliest
+		{[]int{1, 1, 1, 1, 1, 1}, 3, 0},    // nothing of the query: the opening
+		{[]int{9, 1, 1, 9, 9, 1, 7}, 3, 4}, // 9 and 7 (1+2) beat 9 and 9 (1+1)
+	} {
+		require.Equal(t, c.want, bestWindow(c.ids, c.n, w), "%v n=%d", c.ids, c.n)
+	}
+}
+
+func tokenizer(t *testing.T) *encoder.Tokenizer {
+	m, err := encoder.Inspect(modeltest.Dir(t, modeltest.CrossEncoder))
+	require.NoError(t, err)
+	tk, err := encoder.NewTokenizer(m)
+	require.NoError(t, err)
+	return tk
+}
+
+func TestWindowsLandOnTheQuestionsDistinctiveWords(t *testing.T) {
+	t.Parallel()
+	tk := tokenizer(t)
+	filler := strings.Repeat("the study of health in older adults was long and careful . ", 6)
+	// "in older adults" is in every passage and twice in each stretch of filler: it weighs too
+	// little to pull the long passage's window off the question's distinctive words.
+	long := filler + "vitamin d deficiency predicts bone loss in the hip . " + filler
+	short := "health in older adults ."
+	got, err := windows(tk, 16, "does vitamin d prevent bone loss in older adults", []string{long, short, filler})
+	require.NoError(t, err)
+	require.Contains(t, got[0], "vitamin d deficiency predicts bone loss")
+	require.NotContains(t, got[0], "careful . the study") // the window is 16 tokens, not the passage
+	n, err := tk.IDs(got[0])
+	require.NoError(t, err)
+	require.Len(t, n, 16)
+	require.Equal(t, short, got[1], "a passage within the window is scored whole")
+}
+
+// A window that cuts nothing leaves the scores exactly as without one; a window that cuts a
+// long passage changes its score (the model saw less of it).
+func TestScoreWithWindow(t *testing.T) {
+	t.Parallel()
+	cfg := encoder.Config{Dir: modeltest.Dir(t, modeltest.CrossEncoder), Runtime: encoder.ORT,
+		ORTLibrary: modeltest.ORTLibrary(), BatchSize: 4}
+	open := func(opts ...Option) *Scorer {
+		s, err := Open(cfg, opts...)
+		require.NoError(t, err)
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	ctx := context.Background()
+	q := "does vitamin d prevent bone loss"
+	long := strings.Repeat("calcium intake was recorded every year . ", 20) + "vitamin d prevented bone loss ."
+	passages := []string{"Vitamin D deficiency is associated with bone loss in older adults.", long}
+	whole, err := open().Score(ctx, q, passages)
+	require.NoError(t, err)
+	wide, err := open(WithWindow(400)).Score(ctx, q, passages)
+	require.NoError(t, err)
+	require.Equal(t, whole, wide)
+	cut, err := open(WithWindow(32)).Score(ctx, q, passages)
+	require.NoError(t, err)
+	require.Equal(t, whole[0], cut[0])
+	require.NotEqual(t, whole[1], cut[1])
+
+	// Both runtimes cut the same window.
+	goCfg := cfg
+	goCfg.Runtime = encoder.Go
+	s, err := Open(goCfg, WithWindow(32))
+	require.NoError(t, err)
+	defer s.Close()
+	pure, err := s.Score(ctx, q, passages)
+	require.NoError(t, err)
+	require.InDelta(t, cut[1], pure[1], 1e-4)
+
+	_, err = Open(cfg, WithWindow(512))
+	require.ErrorContains(t, err, "at most 512 tokens")
+}

@@ -75,8 +75,14 @@ func (p *Pipeline) persist(ctx context.Context, r toRecord) (recorded, error) {
 	// capsules written), so the telemetry recorded with the turn describes the bundle returned,
 	// built from the conversation as locked; the evidence, whose markers the fact sheet assigns
 	// under the lock, and the bundle's cut to its budgets, are done there.
+	// The message's spans as detected, none as an empty list: nil would tell the sticky
+	// invariants that nobody looked, and they would run the detector on the message again.
+	spans := r.spans
+	if spans == nil {
+		spans = []invariant.Span{}
+	}
 	history := func(st *ragd.ConversationState) (turnHistory, error) {
-		return p.history(st, r.cv, r.req.Message, r.spans, r.goal, r.summaries)
+		return p.history(st, r.cv, r.req.Message, spans, r.goal, r.summaries)
 	}
 	t := time.Now()
 	hist, err := history(r.read)

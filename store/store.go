@@ -181,6 +181,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		if _, err := conn.Exec(ctx, "SET ROLE "+AppRole); err != nil {
 			return fmt.Errorf("store: SET ROLE %s (the login of the database URL must be a member): %w", AppRole, err)
 		}
+		registerUUID(conn.TypeMap())
 		return pgxvec.RegisterTypes(ctx, conn)
 	}
 	// Every connection handed out acts for the request's tenant (and key): row-level security

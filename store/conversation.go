@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -165,22 +166,8 @@ func (s *Store) turn(ctx context.Context, ref ragd.ConversationRef, fn func(*rag
 		b.Queue(`INSERT INTO idempotency_keys (key, request_hash, conversation_id, message_id, created_at) VALUES ($1, $2, $3, $4, $5)`,
 			k.Key, k.RequestHash, conv.ID, res.AssistantMessageID, ts)
 	}
-	for _, src := range w.Sources {
-		facts, err := json.Marshal(nonNilFacts(src.Facts))
-		if err != nil {
-			return nil, fmt.Errorf("store: source facts: %w", err)
-		}
-		b.Queue(`
-			INSERT INTO conversation_sources (conversation_id, doc_id, marker, carry_score, pinned, carried,
-			       inactive_turns, first_turn, last_turn, last_used_at, cited_chunk_ids, facts, reason)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-			ON CONFLICT (conversation_id, doc_id) DO UPDATE SET
-			       carry_score = excluded.carry_score, pinned = excluded.pinned, carried = excluded.carried,
-			       inactive_turns = excluded.inactive_turns, last_turn = excluded.last_turn,
-			       last_used_at = excluded.last_used_at, cited_chunk_ids = excluded.cited_chunk_ids,
-			       facts = excluded.facts, reason = excluded.reason`,
-			conv.ID, src.DocID, src.Marker, src.CarryScore, src.Pinned, src.Carried, src.InactiveTurns,
-			src.FirstTurn, src.LastTurn, src.LastUsedAt, nonNilIDs(src.CitedChunkIDs), facts, src.Reason)
+	if err := queueSources(b, conv.ID, w.Sources); err != nil {
+		return nil, err
 	}
 	queueMarkers(b, conv.ID, conv.Turn, w.Markers)
 	queueCitations(b, res.AssistantMessageID, conv.ID, w.Citations, ts)
@@ -202,6 +189,77 @@ func (s *Store) turn(ctx context.Context, ref ragd.ConversationRef, fn func(*rag
 	conv.UpdatedAt = ts
 	res.Conversation = conv
 	return res, nil
+}
+
+// queueSources writes the conversation's sources in one statement (a statement each cost
+// PostgreSQL a round of planning and executing per source, about ten a turn): new ones are
+// inserted, known ones updated, in their order. A document listed twice ends as its last entry
+// says, first seen in the first one's turn, as one upsert after another would leave it.
+// The values reach the columns as they did one row at a time: scores as real (pgx rounds them to
+// float32, as it did for the column), cited chunk ids as bigint array literals (the lists differ
+// in length, so they cannot be one two-dimensional array), facts as the JSON text jsonb parses.
+func queueSources(b *pgx.Batch, conv uuid.UUID, srcs []ragd.ConversationSource) error {
+	if len(srcs) == 0 {
+		return nil
+	}
+	at := make(map[uuid.UUID]int, len(srcs))
+	var rows []ragd.ConversationSource
+	for _, src := range srcs {
+		if i, ok := at[src.DocID]; ok {
+			first := rows[i].FirstTurn
+			rows[i] = src
+			rows[i].FirstTurn = first
+			continue
+		}
+		at[src.DocID] = len(rows)
+		rows = append(rows, src)
+	}
+	n := len(rows)
+	docs, markers, reasons := make([]uuid.UUID, n), make([]string, n), make([]string, n)
+	scores := make([]float64, n)
+	pinned, carried := make([]bool, n), make([]bool, n)
+	inactive, first, last := make([]int, n), make([]int, n), make([]int, n)
+	used := make([]time.Time, n)
+	cited, facts := make([]string, n), make([]string, n)
+	for i, src := range rows {
+		f, err := json.Marshal(nonNilFacts(src.Facts))
+		if err != nil {
+			return fmt.Errorf("store: source facts: %w", err)
+		}
+		docs[i], markers[i], reasons[i] = src.DocID, src.Marker, src.Reason
+		scores[i], pinned[i], carried[i] = src.CarryScore, src.Pinned, src.Carried
+		inactive[i], first[i], last[i], used[i] = src.InactiveTurns, src.FirstTurn, src.LastTurn, src.LastUsedAt
+		cited[i], facts[i] = int64Array(src.CitedChunkIDs), string(f)
+	}
+	b.Queue(`
+		INSERT INTO conversation_sources (conversation_id, doc_id, marker, carry_score, pinned, carried,
+		       inactive_turns, first_turn, last_turn, last_used_at, cited_chunk_ids, facts, reason)
+		SELECT $1, s.doc_id, s.marker, s.carry_score, s.pinned, s.carried, s.inactive_turns, s.first_turn,
+		       s.last_turn, s.last_used_at, s.cited::bigint[], s.facts::jsonb, s.reason
+		FROM unnest($2::uuid[], $3::text[], $4::float4[], $5::bool[], $6::bool[], $7::int[], $8::int[], $9::int[],
+		            $10::timestamptz[], $11::text[], $12::text[], $13::text[]) WITH ORDINALITY
+		     AS s (doc_id, marker, carry_score, pinned, carried, inactive_turns, first_turn, last_turn,
+		           last_used_at, cited, facts, reason, n)
+		ORDER BY s.n
+		ON CONFLICT (conversation_id, doc_id) DO UPDATE SET
+		       carry_score = excluded.carry_score, pinned = excluded.pinned, carried = excluded.carried,
+		       inactive_turns = excluded.inactive_turns, last_turn = excluded.last_turn,
+		       last_used_at = excluded.last_used_at, cited_chunk_ids = excluded.cited_chunk_ids,
+		       facts = excluded.facts, reason = excluded.reason`,
+		conv, docs, markers, scores, pinned, carried, inactive, first, last, used, cited, facts, reasons)
+	return nil
+}
+
+// int64Array is ids as a PostgreSQL array literal ("{}" for none).
+func int64Array(ids []int64) string {
+	b := []byte{'{'}
+	for i, id := range ids {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, id, 10)
+	}
+	return string(append(b, '}'))
 }
 
 // queueMarkers writes the turn's sentence markers in one statement (a turn has a few dozen; a
@@ -266,13 +324,6 @@ func nonNilFacts(f []ragd.Fact) []ragd.Fact {
 		return []ragd.Fact{}
 	}
 	return f
-}
-
-func nonNilIDs(ids []int64) []int64 {
-	if ids == nil {
-		return []int64{}
-	}
-	return ids
 }
 
 func (s *Store) createConversation(ctx context.Context, id uuid.UUID, ab string) (ragd.Conversation, error) {

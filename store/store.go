@@ -14,8 +14,8 @@
 //     logs in as a login that is a member of ragd_app and nothing more (Config.OwnerURL
 //     migrates; Login checks), so no session can switch back to a stronger role. Every
 //     connection handed out gets set_config('ragd.tenant', <tenant>) from the context of the call
-//     that acquired it (pgxpool's PrepareConn), so a query inside or outside a transaction runs
-//     as its caller's tenant. ragd.AllTenants(ctx) sets 'all' instead: only maintenance uses it
+//     that acquired it (pgxpool's PrepareConn; skipped when the connection holds it already, see
+//     actFor), so a query inside or outside a transaction runs as its caller's tenant. ragd.AllTenants(ctx) sets 'all' instead: only maintenance uses it
 //     (the BM25 index's chunk feed, reindex, key lookup by hash).
 //   - Explicit filters: the store's queries also say tenant_id = tenantOf(ctx) where they look
 //     things up, so a policy mistake is not the only thing between tenants.
@@ -187,9 +187,8 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	// Every connection handed out acts for the request's tenant (and key): row-level security
 	// reads the settings, and inserts take the tenant by default.
 	pcfg.PrepareConn = func(ctx context.Context, conn *pgx.Conn) (bool, error) {
-		tenant, key := sessionOf(ctx)
-		if _, err := conn.Exec(ctx, "SELECT set_config('ragd.tenant', $1, false), set_config('ragd.key', $2, false)", tenant, key); err != nil {
-			return false, err
+		if err := actFor(ctx, conn); err != nil {
+			return false, err // the connection is destroyed: what it holds is unknown
 		}
 		return true, nil
 	}

@@ -30,6 +30,34 @@ func sessionOf(ctx context.Context) (tenant, key string) {
 	return p.Tenant.String(), key
 }
 
+// actingFor is the key under which a pool connection remembers the settings it was last given
+// (pgconn's CustomData, which lives and dies with the connection).
+const actingFor = "ragd.acting_for"
+
+// actFor gives a pool connection, as it is handed out, ctx's ragd.tenant and ragd.key settings,
+// unless it has them already: a turn checks out a connection four times, and saying the same
+// settings again cost a statement each time. The connection then holds exactly what it
+// remembers, because the settings are session-level and set here only, outside any
+// transaction (pgxpool hands out idle connections, and destroys one released inside a
+// transaction), so only the next set_config here changes them; nothing else in ragd sets them.
+// What the connection remembers is forgotten before the statement and kept only after it
+// succeeded; on an error the pool destroys the connection (PrepareConn returns false). A new
+// connection remembers nothing, and has no tenant: row-level security shows it nothing.
+func actFor(ctx context.Context, conn *pgx.Conn) error {
+	tenant, key := sessionOf(ctx)
+	want := tenant + "/" + key
+	data := conn.PgConn().CustomData()
+	if data[actingFor] == want {
+		return nil
+	}
+	delete(data, actingFor)
+	if _, err := conn.Exec(ctx, "SELECT set_config('ragd.tenant', $1, false), set_config('ragd.key', $2, false)", tenant, key); err != nil {
+		return err
+	}
+	data[actingFor] = want
+	return nil
+}
+
 // tenantOf is the tenant a query of ctx filters by, explicitly, beside row-level security.
 func tenantOf(ctx context.Context) uuid.UUID { return ragd.PrincipalOf(ctx).Tenant }
 

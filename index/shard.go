@@ -15,6 +15,7 @@ import (
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/mapping"
+	"github.com/blevesearch/bleve/v2/search/query"
 	"github.com/google/uuid"
 	bolterrors "go.etcd.io/bbolt/errors"
 
@@ -49,8 +50,9 @@ func newMapping() mapping.IndexMapping {
 	text.IncludeInAll = true
 	text.IncludeTermVectors = false
 
-	// The tenant is a keyword every search filters by, a second wall behind the index being the
-	// tenant's own; it is not text, so it stays out of _all and of BM25's statistics.
+	// The tenant is a keyword every search's hits are checked against, a second wall behind the
+	// index being the tenant's own; it is not text, so it stays out of _all and of BM25's
+	// statistics.
 	tenant := bleve.NewKeywordFieldMapping()
 	tenant.Store = false
 	tenant.IncludeInAll = false
@@ -169,6 +171,28 @@ func (s *shard) apply(tenant uuid.UUID, changes []ragd.ChunkChange) error {
 	}
 	s.seq.Store(last)
 	return nil
+}
+
+// present returns which of the chunks ids are in the shard, as tenant's when tenant is not "".
+// It computes no scores.
+func (s *shard) present(ctx context.Context, ids []string, tenant string) (map[string]bool, error) {
+	var q query.Query = bleve.NewDocIDQuery(ids)
+	if tenant != "" {
+		t := query.NewTermQuery(tenant)
+		t.SetField("tenant")
+		q = bleve.NewConjunctionQuery(q, t)
+	}
+	req := bleve.NewSearchRequestOptions(q, len(ids), 0, false)
+	req.Score = bleve.ScoreNone
+	res, err := s.bleve.SearchInContext(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("index: checking the tenant of hits: %w", err)
+	}
+	out := make(map[string]bool, len(res.Hits))
+	for _, h := range res.Hits {
+		out[h.ID] = true
+	}
+	return out, nil
 }
 
 // docFreq returns how many chunks have each term in field.

@@ -199,3 +199,69 @@ func TestOldLayoutIsRebuiltPerTenant(t *testing.T) {
 	_, err = os.Stat(filepath.Join(b.dir, "tenants", ragd.DefaultTenant.String()))
 	require.NoError(t, err)
 }
+
+// The second wall: were a tenant's index to hold a chunk of another tenant (or one marked as
+// nobody's), no search of the tenant returns it, and the foreign one is logged. The planted
+// chunks match the question better than any of the tenant's, so without the wall they would be
+// the first hits. (The planted chunks do move A's statistics, hence the scores: only the order is
+// compared.)
+func TestSearchNeverReturnsAnotherTenantsChunk(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	tenantB, err := b.store.EnsureTenant(b.ctx, "beta")
+	require.NoError(t, err)
+	b.save(t, "quakes", "1", "Earthquake safety", "Drop, cover and hold on during earthquakes.", "Check for gas leaks after the shaking.")
+	ix := b.caughtUp(t)
+	own, err := ix.Search(b.ctx, "gas leak earthquake", 10)
+	require.NoError(t, err)
+	require.Len(t, own, 2)
+	ownTitle, err := ix.SearchTitle(b.ctx, "gas leak", "Earthquake safety", 10)
+	require.NoError(t, err)
+	require.NotEmpty(t, ownTitle)
+	require.NoError(t, ix.Close())
+
+	// Plant the chunks straight into A's bleve index, as a routing bug or a misplaced directory
+	// would.
+	dirA := filepath.Join(b.dir, "tenants", ragd.DefaultTenant.String())
+	bi, err := bleve.Open(dirA)
+	require.NoError(t, err)
+	foreign, unmarked := int64(990001), int64(990002)
+	for id, tenant := range map[int64]string{foreign: tenantB.String(), unmarked: ""} {
+		require.NoError(t, bi.Index(fmt.Sprint(id), map[string]string{"title": "Earthquake safety gas leak",
+			"text": "gas leak earthquake gas leak earthquake", "tenant": tenant}))
+	}
+	direct, err := bi.Search(bleve.NewSearchRequest(bleve.NewMatchQuery("gas leak earthquake")))
+	require.NoError(t, err)
+	require.Len(t, direct.Hits, 4, "the planted chunks are in A's index and match")
+	require.NoError(t, bi.Close())
+
+	var logs bytes.Buffer
+	ix, err = index.Open(b.dir, slog.New(slog.NewTextHandler(&logs, nil)))
+	require.NoError(t, err)
+	defer ix.Close()
+	ctxA := ragd.WithPrincipal(b.ctx, ragd.Principal{Tenant: ragd.DefaultTenant})
+	hits, err := ix.Search(ctxA, "gas leak earthquake", 10)
+	require.NoError(t, err)
+	require.Equal(t, chunkIDs(own), chunkIDs(hits), "A finds its own chunks, in the same order, and nothing else")
+	hits, err = ix.SearchIn(ctxA, "gas leak earthquake", 10, []int64{own[0].ChunkID, foreign, unmarked})
+	require.NoError(t, err)
+	require.Equal(t, []int64{own[0].ChunkID}, chunkIDs(hits))
+	hits, err = ix.SearchTitle(ctxA, "gas leak", "Earthquake safety", 10)
+	require.NoError(t, err)
+	require.Equal(t, chunkIDs(ownTitle), chunkIDs(hits))
+	require.Contains(t, logs.String(), "holds chunks not marked as the tenant's")
+	require.Contains(t, logs.String(), fmt.Sprint(foreign))
+
+	// B's own index does not have them: B finds nothing.
+	hits, err = ix.Search(ragd.WithPrincipal(b.ctx, ragd.Principal{Tenant: tenantB}), "gas leak earthquake", 10)
+	require.NoError(t, err)
+	require.Empty(t, hits)
+}
+
+func chunkIDs(hits []ragd.Hit) []int64 {
+	ids := make([]int64, len(hits))
+	for i, h := range hits {
+		ids[i] = h.ChunkID
+	}
+	return ids
+}

@@ -118,6 +118,11 @@ type Config struct {
 	FocusImplicit float64
 	FocusRatio    float64
 	FocusEntities int
+	// FocusOwnInfo is how much a turn may say by itself (the information of its words, in words:
+	// a word only one chunk has counts 1) and still get the full weight of a focus search that
+	// adds a title's name to its words; a turn that says more gets less, in proportion
+	// (focus.Said). A search within a title's chunks keeps its weight. 0 turns this off.
+	FocusOwnInfo float64
 	// FocusSubjects is how many telling words of each user turn the focus keeps as subjects.
 	FocusSubjects int
 }
@@ -166,6 +171,7 @@ func DefaultConfig() Config {
 		FocusRatio:             0.8,
 		FocusEntities:          3,
 		FocusSubjects:          3,
+		FocusOwnInfo:           1,
 	}
 }
 
@@ -236,6 +242,9 @@ func (c Config) Validate() error {
 	if c.FocusImplicit < 0 || c.FocusImplicit > 1 {
 		bad("FocusImplicit", "must be in 0..1, got %g", c.FocusImplicit)
 	}
+	if c.FocusOwnInfo < 0 || math.IsNaN(c.FocusOwnInfo) || math.IsInf(c.FocusOwnInfo, 0) {
+		bad("FocusOwnInfo", "must be a number >= 0 (0 turns it off), got %g", c.FocusOwnInfo)
+	}
 	if c.FocusRatio <= 0 || c.FocusRatio > 1 {
 		bad("FocusRatio", "must be in (0, 1], got %g", c.FocusRatio)
 	}
@@ -285,6 +294,8 @@ type TextIndex interface {
 	SearchTitle(ctx context.Context, text, title string, n int) ([]ragd.Hit, error)
 	Coverage(ctx context.Context, query string, texts []string) ([]float64, error)
 	Keywords(ctx context.Context, text, exclude string, n int) ([]string, error)
+	// Information is how much a text says by itself, in words (see index.Index.Information).
+	Information(ctx context.Context, text string) (float64, error)
 	// Terms, DocFreq and TenantSeq are what the focus's gazetteer reads: words as BM25 analyses
 	// them, their frequencies among the tenant's chunks, and the sequence the tenant's index is
 	// caught up to (a new one means new titles).

@@ -27,6 +27,16 @@ func TestFocusSearches(t *testing.T) {
 		{name: "focus2-bm25", weight: 2 * 0.9, text: "do they have parking? UNIVERSITY ARMS HOTEL"},
 	}, got, "the leading entities (within 0.8 of the heaviest); subjects are not searched with")
 
+	// A turn that says four words' worth by itself: the added name weighs a quarter (FocusOwnInfo
+	// 1), the search within the hotel keeps its weight.
+	got = focusSearches(p.cfg, "do they have parking?", turnFocus{prior: prior, lean: 1, chunks: chunks, info: 4})
+	require.Equal(t, 2.0, got[0].weight, "searched within: every hit matches the turn's words")
+	require.InDelta(t, 2*0.9/4, got[1].weight, 1e-12, "the name added to a turn that names its subject itself")
+	p.cfg.FocusOwnInfo = 0
+	got = focusSearches(p.cfg, "do they have parking?", turnFocus{prior: prior, lean: 1, chunks: chunks, info: 4})
+	require.InDelta(t, 2*0.9, got[1].weight, 1e-12, "FocusOwnInfo 0 is off")
+	p.cfg.FocusOwnInfo = 1
+
 	require.Len(t, focusSearches(p.cfg, "q", turnFocus{prior: prior, lean: 0.5, chunks: chunks}), 2)
 	require.Equal(t, 1.0, focusSearches(p.cfg, "q", turnFocus{prior: prior, lean: 0.5, chunks: chunks})[0].weight)
 	require.Empty(t, focusSearches(p.cfg, "q", turnFocus{prior: prior, lean: 0, chunks: chunks}), "a turn that names its own subject")

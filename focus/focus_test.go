@@ -165,3 +165,20 @@ func weight(f focus.Focus, text string) float64 {
 	}
 	return 0
 }
+
+func TestSaid(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		info, enough, want float64
+		why                string
+	}{
+		{0.5, 1, 1, "says less than enough: the name is needed whole"},
+		{1, 1, 1, "exactly enough"},
+		{2, 1, 0.5, "twice enough: half"},
+		{4, 2, 0.5, "in proportion to enough"},
+		{6, 0, 1, "enough 0 is off"},
+		{0, 1, 1, "unknown information"},
+	} {
+		require.InDelta(t, c.want, focus.Said(c.info, c.enough), 1e-12, c.why)
+	}
+}

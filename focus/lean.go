@@ -36,3 +36,16 @@ func Lean(text string, namesOwn bool, implicit float64) float64 {
 	}
 	return implicit
 }
+
+// Said is how much of its weight a search that adds a name to a turn's words keeps, from 0 to 1,
+// given how much the turn says by itself: info is the information of its own words, in words
+// (a word only one chunk has counts 1), and enough how much a turn may say and still need the
+// name fully. A turn that says more names its subject itself, though no title, and the added
+// name's words would displace its own: the search keeps enough/info (saying twice enough, half).
+// enough 0, or an unknown info (0), keeps the whole weight.
+func Said(info, enough float64) float64 {
+	if enough == 0 || info <= enough {
+		return 1
+	}
+	return enough / info
+}

@@ -490,6 +490,31 @@ func (ix *Index) Coverage(ctx context.Context, query string, texts []string) ([]
 	return out, nil
 }
 
+// Information says how much text says by itself, in words: the summed IDF of its distinct
+// terms, each over the IDF of a term found in one chunk of ctx's tenant, so a word only one chunk
+// has counts 1, a word every chunk has about 0, and a word no chunk has 0 (it cannot find
+// anything). It is what a question alone can retrieve with, whatever the corpus's size.
+func (ix *Index) Information(ctx context.Context, text string) (float64, error) {
+	s, done, err := ix.reader(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer done()
+	terms := analyzedTerms(english(), text)
+	n, dfs, err := s.termCounts("_all", slices.Sorted(maps.Keys(terms)))
+	if err != nil {
+		return 0, err
+	}
+	unique := bm25IDF(n, 1)
+	var sum float64
+	for _, term := range slices.Sorted(maps.Keys(dfs)) {
+		if df := dfs[term]; df > 0 && unique > 0 {
+			sum += bm25IDF(n, df) / unique
+		}
+	}
+	return sum, nil
+}
+
 // Keywords returns up to n words of text that say the most, by the IDF of their analyzed term
 // among ctx's tenant's chunks, leaving out words whose term is in exclude's (stop words have no
 // term). Words come back as written, so they can be searched again; each term once, rarest first.

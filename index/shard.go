@@ -217,9 +217,14 @@ func (s *shard) idf(terms map[string]bool) (map[string]float64, map[string]uint6
 	}
 	out := make(map[string]float64, len(dfs))
 	for term, df := range dfs {
-		out[term] = math.Log(1 + (float64(n)-float64(df)+0.5)/(float64(df)+0.5))
+		out[term] = bm25IDF(n, df)
 	}
 	return out, dfs, nil
+}
+
+// bm25IDF is BM25's inverse document frequency of a term that df of n documents have.
+func bm25IDF(n, df uint64) float64 {
+	return math.Log(1 + (float64(n)-float64(df)+0.5)/(float64(df)+0.5))
 }
 
 // termCounts returns the shard's document count and how many of its chunks have each term in

@@ -81,6 +81,7 @@ type Config struct {
 
 	FocusWeight   float64 `help:"Weight of the focus search (a turn that leans on the conversation, searched among the documents of the titles it is about), times how much the turn leans; 0 turns the conversation focus off (neither tracked nor searched with)." default:"2"`
 	FocusImplicit float64 `help:"How much (0..1) a turn that names nothing of its own and does not point back leans on the conversation's focus; 0 searches only turns that point back." default:"0.5"`
+	FocusOwnInfo  float64 `help:"How much a turn may say by itself (the summed IDF of its words, a word only one chunk has counting 1) and keep the full weight of a focus search that adds a title's name to its words (a title of at most --fresh-k chunks); a turn that says more gets less, in proportion (twice as much: half), since the name's words would displace its own. A search within a title's chunks keeps its weight. 0 turns this off." default:"1"`
 	FocusDecay    float64 `help:"Weight multiplier (0 < d <= 1) of a focus term for every turn since it was named." default:"0.7"`
 	FocusSource   float64 `help:"Weight in the focus of the title or heading of a source a turn returned, kept as a subject (a name the user or the recorded reply says weighs 1); 0 leaves sources out." default:"0.5"`
 
@@ -157,7 +158,7 @@ var askFlags = map[string]string{
 	"CarryWeight": "--carry-weight", "ReferWeight": "--refer-weight", "ContextWeight": "--context-weight",
 	"ContextTerms": "--context-terms", "Experiment.ControlRatio": "--control-ratio", "Experiment.Block": "--experiment-block", "Mode.Threshold": "--mode-threshold",
 	"KGWeight": "--kg-weight", "AnaphoraBoost": "--anaphora-boost",
-	"FocusWeight": "--focus-weight", "FocusImplicit": "--focus-implicit", "Focus.Decay": "--focus-decay", "Focus.Source": "--focus-source",
+	"FocusWeight": "--focus-weight", "FocusImplicit": "--focus-implicit", "FocusOwnInfo": "--focus-own-info", "Focus.Decay": "--focus-decay", "Focus.Source": "--focus-source",
 	"Compact.Strategy": "--compact", "Compact.WindowMessages": "--compact-window", "Compact.BudgetTokens": "--compact-budget",
 	"Compact.CapsuleTokens": "--capsule-tokens",
 }
@@ -211,7 +212,7 @@ func (c *Config) askConfig() ask.Config {
 	a.Experiment = c.experimentConfig()
 	a.Mode.Threshold = c.ModeThreshold
 	a.Graph, a.KGWeight = c.KG, c.KGWeight
-	a.FocusWeight, a.FocusImplicit = c.FocusWeight, c.FocusImplicit
+	a.FocusWeight, a.FocusImplicit, a.FocusOwnInfo = c.FocusWeight, c.FocusImplicit, c.FocusOwnInfo
 	a.Focus.Decay, a.Focus.Source = c.FocusDecay, c.FocusSource
 	a.Compact = compact.Config{Strategy: c.Compact, WindowMessages: c.CompactWindow, BudgetTokens: c.CompactBudget, CapsuleTokens: c.CapsuleTokens}
 	return a

@@ -182,6 +182,44 @@ func (s *Store) StorageSizes(ctx context.Context) (Sizes, error) {
 	return out, nil
 }
 
+// SharedBuffers returns the size of the server's shared buffers (shared_buffers) in bytes: an
+// index searched often answers from memory only while it fits there.
+func (s *Store) SharedBuffers(ctx context.Context) (int64, error) {
+	var n int64
+	err := s.db.QueryRow(ctx, `SELECT setting::bigint * current_setting('block_size')::bigint
+		FROM pg_settings WHERE name = 'shared_buffers'`).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("store: shared_buffers: %w", err)
+	}
+	return n, nil
+}
+
+// Prewarm reads every page of index into PostgreSQL's shared buffers with pg_prewarm (a contrib
+// extension, created when missing, which takes a superuser login) and returns how many it read.
+// Pages past the size of the shared buffers evict the ones read first.
+func (s *Store) Prewarm(ctx context.Context, index string) (int64, error) {
+	var blocks int64
+	err := s.InTx(ctx, func(tx *Store) error {
+		return tx.asOwner(ctx, func() error {
+			if _, err := tx.db.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS pg_prewarm SCHEMA public"); err != nil {
+				return fmt.Errorf("store: creating pg_prewarm: %w", err)
+			}
+			var schema string
+			err := tx.db.QueryRow(ctx, `SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+				WHERE e.extname = 'pg_prewarm'`).Scan(&schema)
+			if err != nil {
+				return fmt.Errorf("store: finding pg_prewarm: %w", err)
+			}
+			q := fmt.Sprintf("SELECT %s.pg_prewarm($1::regclass, 'buffer')", pgx.Identifier{schema}.Sanitize())
+			if err := tx.db.QueryRow(ctx, q, index).Scan(&blocks); err != nil {
+				return fmt.Errorf("store: prewarming %s: %w", index, err)
+			}
+			return nil
+		})
+	})
+	return blocks, err
+}
+
 // DataDirectory returns the server's data directory, or "" when the role may not read it.
 func (s *Store) DataDirectory(ctx context.Context) (dataDir string, err error) {
 	err = s.db.QueryRow(ctx, "SELECT coalesce(current_setting('data_directory', true), '')").Scan(&dataDir)

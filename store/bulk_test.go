@@ -79,3 +79,29 @@ func TestDropSchemaRefusesPublic(t *testing.T) {
 	require.ErrorContains(t, store.DropSchema(context.Background(), "postgres://unused", "public"), "refusing")
 	require.ErrorContains(t, store.DropSchema(context.Background(), "postgres://unused", ""), "refusing")
 }
+
+// Prewarm reads every page of the vector index into the shared buffers, whose size SharedBuffers
+// reads in bytes.
+func TestPrewarmAndSharedBuffers(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	tx := dbtest.TestTx(t)
+	s := store.New(tx)
+	// No chunks written: writing would wait on TestLoadThenIndex's lock while holding one it
+	// needs. An empty HNSW index has its pages too.
+	var pages int64
+	require.NoError(t, tx.QueryRow(ctx, `SELECT pg_relation_size('chunks_embedding_idx') / current_setting('block_size')::bigint`).Scan(&pages))
+	require.Positive(t, pages)
+	got, err := s.Prewarm(ctx, "chunks_embedding_idx")
+	require.NoError(t, err)
+	require.Equal(t, pages, got, "every page of the index")
+
+	var want int64
+	require.NoError(t, tx.QueryRow(ctx, "SELECT pg_size_bytes(current_setting('shared_buffers'))").Scan(&want))
+	sb, err := s.SharedBuffers(ctx)
+	require.NoError(t, err)
+	require.Equal(t, want, sb)
+
+	_, err = s.Prewarm(ctx, "no_such_index") // last: the error ends the transaction
+	require.ErrorContains(t, err, "no_such_index")
+}

@@ -25,7 +25,7 @@ type evalScaleCmd struct {
 	Data       string `arg:"" optional:"" help:"Evaluation data: passages come from scifact/, dstc11t5/ and mtrag/*/ corpus.jsonl files, questions from scifact/queries.jsonl (test split)." default:"../shared/data" type:"existingdir"`
 	Sizes      []int  `help:"Corpus sizes, in chunks." default:"10000,100000,1000000"`
 	Questions  int    `help:"Questions asked per size (as two-turn conversations, after 10 warm-up turns)." default:"200"`
-	RecallK    int    `help:"Questions whose vector search is checked against an exact scan (recall@fresh-k); 0 skips." default:"10" name:"recall-queries"`
+	RecallK    int    `help:"Questions whose vector search is checked against an exact scan (recall@fresh-k) and timed when repeated at once (warm); 0 skips." default:"10" name:"recall-queries"`
 	Seed       uint64 `help:"Seed of the recombined corpus." default:"1"`
 	Reload     bool   `help:"Load every size again even when an earlier run left it loaded."`
 	BatchDocs  int    `help:"Documents per write transaction while loading." default:"1000"`
@@ -34,6 +34,7 @@ type evalScaleCmd struct {
 	ChunkToken int    `help:"Tokens of each generated document (one chunk at the default --chunk-tokens)." default:"200" name:"doc-tokens"`
 	BM25Merge  bool   `help:"Merge the BM25 index into one segment after loading." default:"true" negatable:"" name:"bm25-merge"`
 	CPUProfile string `help:"Write a CPU profile of the whole run (go tool pprof) to this file." name:"cpu-profile"`
+	Prewarm    bool   `help:"Read the vector (HNSW) index into PostgreSQL's shared buffers (pg_prewarm, a contrib extension; needs a superuser) before the questions. It helps only when shared_buffers holds the whole index."`
 }
 
 // Run loads corpora of each size (recombined real passages, vectors from eval.HashEmbedder)
@@ -181,11 +182,21 @@ func (c evalScaleCmd) runSize(ctx context.Context, a *app, url, owner string, n 
 		return nil, err
 	}
 
+	if size.SharedBuffers, err = st.SharedBuffers(ctx); err != nil {
+		return nil, err
+	}
+	if c.Prewarm {
+		t := time.Now()
+		if size.PrewarmedBlocks, err = st.Prewarm(ctx, eval.HNSWIndex); err != nil {
+			return nil, fmt.Errorf("--prewarm: %w", err)
+		}
+		size.PrewarmS = time.Since(t).Seconds()
+	}
 	if err := c.ask(ctx, a, st, ix, emb, qs, size); err != nil {
 		return nil, err
 	}
 	if c.RecallK > 0 {
-		if size.VectorRecall, err = vectorRecall(ctx, st, emb, qs[scaleWarmup:], c.RecallK, a.cfg.FreshK); err != nil {
+		if err := vectorChecks(ctx, st, emb, qs[scaleWarmup:], c.RecallK, a.cfg.FreshK, size); err != nil {
 			return nil, err
 		}
 	}
@@ -308,20 +319,27 @@ func (c evalScaleCmd) ask(ctx context.Context, a *app, st *store.Store, ix *inde
 	return nil
 }
 
-// vectorRecall is the share of the exact k nearest chunks the HNSW search returns, averaged over
-// the first n questions.
-func vectorRecall(ctx context.Context, st *store.Store, emb eval.HashEmbedder, qs []eval.Query, n, k int) (float64, error) {
+// vectorChecks measures, over the first n questions, the share of the exact k nearest chunks
+// the HNSW search returns, and how long the search takes when repeated at once: the pages it
+// reads are then in PostgreSQL's shared buffers, so that is its latency when the index is warm.
+func vectorChecks(ctx context.Context, st *store.Store, emb eval.HashEmbedder, qs []eval.Query, n, k int, size *eval.ScaleSize) error {
 	var sum float64
+	var warm []time.Duration
 	n = min(n, len(qs))
 	for _, q := range qs[:n] {
 		v, _ := emb.Embed(ctx, []string{q.Text})
 		hits, err := st.SearchVector(ctx, v[0], k, nil)
 		if err != nil {
-			return 0, err
+			return err
 		}
+		t := time.Now()
+		if _, err := st.SearchVector(ctx, v[0], k, nil); err != nil {
+			return err
+		}
+		warm = append(warm, time.Since(t))
 		exact, err := st.SearchVectorExact(ctx, v[0], k)
 		if err != nil {
-			return 0, err
+			return err
 		}
 		got := map[int64]bool{}
 		for _, h := range hits {
@@ -337,5 +355,7 @@ func vectorRecall(ctx context.Context, st *store.Store, emb eval.HashEmbedder, q
 			sum += float64(found) / float64(len(exact))
 		}
 	}
-	return sum / float64(n), nil
+	size.VectorRecall = sum / float64(n)
+	size.VectorRepeated = eval.Summarize(warm)
+	return nil
 }

@@ -37,3 +37,20 @@ func TestContextInputWithTheTurnsSpans(t *testing.T) {
 		}
 	}
 }
+
+// A new conversation, as the turn read it (nothing) and as its transaction created it (with the
+// arm the turn drew), has not moved: its context is gathered once. One another turn wrote to
+// meanwhile has.
+func TestNewConversationHasNotMoved(t *testing.T) {
+	ref := ragd.ConversationRef{ID: uuid.New(), New: true, Arm: "treatment"}
+	created := &ragd.ConversationState{Conversation: ragd.Conversation{ID: ref.ID, ABArm: "treatment"}}
+	read := &ragd.ConversationState{}
+	require.False(t, moved(asRead(read, ref), created))
+	require.Equal(t, "", read.Conversation.ABArm, "the state as read is left as it was")
+
+	old := ragd.ConversationRef{ID: ref.ID}
+	before := &ragd.ConversationState{Conversation: ragd.Conversation{ID: ref.ID, ABArm: "control", Turn: 3}}
+	require.Same(t, before, asRead(before, old))
+	after := &ragd.ConversationState{Conversation: ragd.Conversation{ID: ref.ID, ABArm: "control", Turn: 4}}
+	require.True(t, moved(asRead(before, old), after))
+}

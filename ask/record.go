@@ -64,10 +64,8 @@ func (p *Pipeline) persist(ctx context.Context, r toRecord) (recorded, error) {
 			return out, err
 		}
 	}
-	arm := r.read.Conversation.ABArm
-	if ref.New {
-		arm = ref.Arm
-	}
+	read := asRead(r.read, ref)
+	arm := read.Conversation.ABArm
 	// What the context bundle takes from the conversation (invariants, decisions, goal, recent
 	// messages, capsules) is gathered before the turn's transaction, from the conversation as read
 	// before, so a long conversation does not hold its lock while it is read through. Under the
@@ -85,7 +83,7 @@ func (p *Pipeline) persist(ctx context.Context, r toRecord) (recorded, error) {
 		return p.history(st, r.cv, r.req.Message, spans, r.goal, r.summaries)
 	}
 	t := time.Now()
-	hist, err := history(r.read)
+	hist, err := history(read)
 	if err != nil {
 		return out, err
 	}
@@ -102,7 +100,7 @@ func (p *Pipeline) persist(ctx context.Context, r toRecord) (recorded, error) {
 		factsTime, out.answer = time.Since(tf), w.Answer
 		tc := time.Now()
 		h := hist
-		if moved(r.read, st) {
+		if moved(read, st) {
 			var err error
 			if h, err = history(st); err != nil {
 				return nil, err
@@ -154,6 +152,18 @@ func (p *Pipeline) persist(ctx context.Context, r toRecord) (recorded, error) {
 	out.timings.add("bundle", lockedContext)
 	out.timings.add("persist", time.Since(t)-factsTime-lockedContext)
 	return out, nil
+}
+
+// asRead is the conversation st as the turn read it, before its transaction: a new one is
+// created under the lock with the arm ref drew for it, so as read it had that arm already (else
+// every new conversation would look moved, and gather its context a second time there).
+func asRead(st *ragd.ConversationState, ref ragd.ConversationRef) *ragd.ConversationState {
+	if !ref.New {
+		return st
+	}
+	created := *st
+	created.Conversation.ABArm = ref.Arm
+	return &created
 }
 
 // turnRecord is what record needs to know of a turn.

@@ -53,10 +53,15 @@ type askTimings struct {
 
 // Load sends every query to /v1/ask, each as a new conversation, and summarizes the latencies.
 func Load(ctx context.Context, cfg LoadConfig) (*LoadReport, error) {
-	if cfg.Client == nil {
-		cfg.Client = &http.Client{Timeout: time.Minute}
-	}
 	cfg.Concurrency = max(cfg.Concurrency, 1)
+	if cfg.Client == nil {
+		// Every worker keeps its connection, as a chat front end does: the default transport
+		// keeps two idle per host and closed the others after each answer, so at 8 in flight
+		// most requests paid for a new TCP connection (on the server's cores too).
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConnsPerHost = cfg.Concurrency
+		cfg.Client = &http.Client{Timeout: time.Minute, Transport: t}
+	}
 	for _, q := range cfg.Queries[:min(cfg.Warmup, len(cfg.Queries))] {
 		if _, _, err := askOnce(ctx, cfg, q.Text); err != nil {
 			return nil, err

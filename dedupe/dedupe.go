@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 )
@@ -238,34 +239,52 @@ func pages(it Item) (start, end int, ok bool) {
 // compare. A hash instead of the text itself keeps the map small; SHA-256 so that a collision
 // can never merge two different passages.
 func textHash(it Item) (sum [sha256.Size]byte, ok bool) {
-	norm := normalize(it.Text)
-	if norm == "" {
+	norm := appendNormal(make([]byte, 0, len(it.Text)), it.Text)
+	if len(norm) == 0 {
 		return sum, false
 	}
-	return sha256.Sum256([]byte(norm)), true
+	return sha256.Sum256(norm), true
 }
 
 // normalize lower-cases s, collapses each run of white space to one space and trims white space
 // and punctuation at both ends, so that re-published copies of a passage compare equal whatever
 // their line wrapping, capitalization or final full stop.
-func normalize(s string) string {
+func normalize(s string) string { return string(appendNormal(nil, s)) }
+
+// appendNormal appends normalize(s) to b. ASCII, most of any passage, is done a byte at a time
+// (its white space and upper case are those unicode says); other runes as unicode says.
+func appendNormal(b []byte, s string) []byte {
 	s = strings.TrimFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) })
-	var b strings.Builder
-	b.Grow(len(s))
 	space := false
-	for _, r := range s {
-		if unicode.IsSpace(r) {
+	for i := 0; i < len(s); {
+		r, n := rune(s[i]), 1
+		if r >= utf8.RuneSelf {
+			r, n = utf8.DecodeRuneInString(s[i:])
+		}
+		i += n
+		switch {
+		case r < utf8.RuneSelf && asciiSpace[r], r >= utf8.RuneSelf && unicode.IsSpace(r):
 			space = true
 			continue
 		}
 		if space {
-			b.WriteByte(' ')
+			b = append(b, ' ')
 			space = false
 		}
-		b.WriteRune(unicode.ToLower(r))
+		switch {
+		case 'A' <= r && r <= 'Z':
+			b = append(b, byte(r+'a'-'A'))
+		case r < utf8.RuneSelf:
+			b = append(b, byte(r))
+		default:
+			b = utf8.AppendRune(b, unicode.ToLower(r))
+		}
 	}
-	return b.String()
+	return b
 }
+
+// asciiSpace is unicode.IsSpace of the ASCII runes.
+var asciiSpace = [utf8.RuneSelf]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
 
 // collect turns the sets into groups. A set's root is its lowest index, which in canonical
 // order is its strongest member: its Keep. Walking items in that order makes groups come out

@@ -21,6 +21,7 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
@@ -190,11 +191,13 @@ func score(query string, sources []Source) [][]candidate {
 	out := make([][]candidate, len(sources))
 	df := make([]int, len(terms))
 	n, total := 0, 0
+	var buf []byte // each sentence's label form, in turn
 	for i, src := range sources {
 		out[i] = analyze(src.Text, terms)
 		labels := labelsOf(src)
 		for j := range out[i] {
-			if labels[normalizeLabel(out[i][j].Text)] {
+			buf = appendLabel(buf[:0], out[i][j].Text)
+			if labels[string(buf)] {
 				out[i][j].long = false // a label never beats a sentence that says something
 			}
 		}
@@ -243,8 +246,35 @@ func labelsOf(src Source) map[string]bool {
 	return labels
 }
 
-func normalizeLabel(s string) string {
-	return strings.ToLower(strings.Join(strings.Fields(strings.TrimRight(s, ".:")), " "))
+// normalizeLabel is s lower-cased, its words joined by one space, without a final full stop or
+// colon: how a sentence is compared with a source's title and headings.
+func normalizeLabel(s string) string { return string(appendLabel(nil, s)) }
+
+// appendLabel appends normalizeLabel(s) to b (a turn compares every sentence of its sources).
+// Runes are lower-cased as strings.ToLower does, invalid UTF-8 becoming U+FFFD.
+func appendLabel(b []byte, s string) []byte {
+	first := true
+	for w := range strings.FieldsSeq(strings.TrimRight(s, ".:")) {
+		if !first {
+			b = append(b, ' ')
+		}
+		first = false
+		for i := 0; i < len(w); {
+			c := w[i]
+			if c < utf8.RuneSelf {
+				if 'A' <= c && c <= 'Z' {
+					c += 'a' - 'A'
+				}
+				b = append(b, c)
+				i++
+				continue
+			}
+			r, n := utf8.DecodeRuneInString(w[i:])
+			b = utf8.AppendRune(b, unicode.ToLower(r))
+			i += n
+		}
+	}
+	return b
 }
 
 // demoteFragments zeroes the scores of a source's fragments when a longer sentence of the source

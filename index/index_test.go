@@ -250,3 +250,55 @@ func TestCompactMergesIntoOneSegment(t *testing.T) {
 	require.Equal(t, 1, segs)
 	require.Len(t, b.search(t, ix, "smoke alarm"), 3, "every chunk is still found")
 }
+
+// With a frequent-word share, a question that has frequent and rare words first finds
+// candidates by its rare words, then ranks them by all its words: the same hits as the exact
+// search for the chunks that have a rare word, and no chunk that has only frequent words.
+// The zero Options search exactly.
+func TestTwoPhaseSearchRanksRareWordCandidates(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	texts := []string{
+		"safety safety safety safety safety safety", "gas safety", "gas leak safety", "boiler safety",
+	}
+	for i := range 12 {
+		texts = append(texts, fmt.Sprintf("safety notice number %d", i))
+	}
+	b.save(t, "doc", "1", "", texts...)
+	exactIx := b.caughtUp(t)
+	exact, err := exactIx.Search(b.ctx, "gas leak safety", 10)
+	require.NoError(t, err)
+	require.NoError(t, exactIx.Close())
+	require.Len(t, exact, 10, "the exact search also finds chunks by the frequent word alone")
+
+	_, err = index.OpenWith(b.dir, nil, index.Options{FrequentShare: 1})
+	require.ErrorContains(t, err, "must be in [0, 1)")
+	_, err = index.OpenWith(b.dir, nil, index.Options{FrequentShare: 0.5})
+	require.ErrorContains(t, err, "candidates 0 at least 1")
+
+	ix, err := index.OpenWith(b.dir, nil, index.Options{FrequentShare: 0.5, Candidates: 10})
+	require.NoError(t, err)
+	defer ix.Close()
+	got, err := ix.Search(b.ctx, "gas leak safety", 10)
+	require.NoError(t, err)
+	var want []int64
+	for _, h := range exact {
+		if text := b.textOf(t, h.ChunkID); text == "gas safety" || text == "gas leak safety" {
+			want = append(want, h.ChunkID)
+		}
+	}
+	require.Len(t, want, 2)
+	require.Equal(t, want, chunkIDs(got), "the chunks with a rare word, in the exact search's order")
+
+	all, err := ix.Search(b.ctx, "safety", 10)
+	require.NoError(t, err)
+	require.Len(t, all, 10, "a question of frequent words only is searched exactly")
+}
+
+func (b *testBundle) textOf(t *testing.T, id int64) string {
+	t.Helper()
+	cs, err := b.store.Chunks(b.ctx, []int64{id})
+	require.NoError(t, err)
+	require.Len(t, cs, 1)
+	return cs[0].Text
+}

@@ -125,7 +125,7 @@ func (a *app) openStore(ctx context.Context, schema string, migrate bool) error 
 // process holds is an error unless optional is set: `ragd ingest` next to a running server
 // leaves the catch-up to the server.
 func (a *app) openIndex(ctx context.Context, dir string, optional bool) error {
-	ix, err := index.Open(dir, a.logger)
+	ix, err := index.OpenWith(dir, a.logger, a.cfg.indexOptions())
 	if errors.Is(err, index.ErrLocked) && optional {
 		a.logger.Info("the BM25 index is open in another process (a running server?); it catches up from the database by itself",
 			slog.String("dir", dir))

@@ -157,7 +157,7 @@ func (c evalScaleCmd) runSize(ctx context.Context, a *app, url, owner string, n 
 		return nil, err
 	}
 	size.Chunks = got
-	ix, err := index.Open(bm25Dir, a.logger)
+	ix, err := index.OpenWith(bm25Dir, a.logger, a.cfg.indexOptions())
 	if err != nil {
 		return nil, err
 	}

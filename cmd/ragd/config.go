@@ -15,6 +15,7 @@ import (
 	"github.com/ragd/ragd/chunk"
 	"github.com/ragd/ragd/compact"
 	"github.com/ragd/ragd/encoder"
+	"github.com/ragd/ragd/index"
 	"github.com/ragd/ragd/ingest"
 	"github.com/ragd/ragd/llm"
 	"github.com/ragd/ragd/server"
@@ -26,11 +27,13 @@ type Config struct {
 	DataDir     string `help:"Directory for the private PostgreSQL cluster and the BM25 index." default:"./ragd-data" type:"path"`
 	DatabaseURL string `help:"PostgreSQL URL ragd works with: a login that is a member of ragd_app only (see --migrate-database-url). Empty runs a private cluster inside the data directory." name:"database-url"`
 	// MigrateDatabaseURL lets the serving login be one that owns nothing.
-	MigrateDatabaseURL string `help:"PostgreSQL URL of the owner of ragd's tables, for migrations (it also grants ragd_app to the login of --database-url). Empty: --database-url migrates, and so owns the tables." name:"migrate-database-url"`
-	Schema             string `help:"PostgreSQL schema holding ragd's tables (default public)."`
-	IndexDir           string `help:"BM25 index directory (default <data-dir>/index)." type:"path"`
-	DBMaxConns         int    `help:"Most PostgreSQL connections this process holds (a turn uses up to two at once; each replica has its own pool)." default:"16" name:"db-max-conns"`
-	EfSearch           int    `help:"Candidates the vector (HNSW) search keeps, pgvector's hnsw.ef_search (1..1000, at least --fresh-k is used): more finds more of the true nearest chunks, and costs more." default:"100" name:"ef-search"`
+	MigrateDatabaseURL string  `help:"PostgreSQL URL of the owner of ragd's tables, for migrations (it also grants ragd_app to the login of --database-url). Empty: --database-url migrates, and so owns the tables." name:"migrate-database-url"`
+	Schema             string  `help:"PostgreSQL schema holding ragd's tables (default public)."`
+	IndexDir           string  `help:"BM25 index directory (default <data-dir>/index)." type:"path"`
+	DBMaxConns         int     `help:"Most PostgreSQL connections this process holds (a turn uses up to two at once; each replica has its own pool)." default:"16" name:"db-max-conns"`
+	EfSearch           int     `help:"Candidates the vector (HNSW) search keeps, pgvector's hnsw.ef_search (1..1000, at least --fresh-k is used): more finds more of the true nearest chunks, and costs more." default:"100" name:"ef-search"`
+	BM25FrequentShare  float64 `help:"When above 0, a BM25 search whose question has words found in more than this share of the tenant's chunks (and others) first finds --bm25-candidates chunks by its other words, then ranks them by all its words: much less work on large corpora, results that can differ from the exact search. 0 (the default) searches exactly; below 1." default:"0" name:"bm25-frequent-share"`
+	BM25Candidates     int     `help:"Chunks the first phase of --bm25-frequent-share finds (1..10000)." default:"200" name:"bm25-candidates"`
 
 	EmbedModel   string `help:"Directory of the sentence-embedding model (ONNX). Empty disables vector search." type:"path"`
 	RerankModel  string `help:"Directory of the cross-encoder model (ONNX). Empty skips reranking." type:"path"`
@@ -115,6 +118,12 @@ func (c *Config) Validate() error {
 	}
 	if c.EfSearch < 1 || c.EfSearch > 1000 {
 		errs = append(errs, fmt.Errorf("--ef-search must be in 1..1000, got %d", c.EfSearch))
+	}
+	if c.BM25FrequentShare < 0 || c.BM25FrequentShare >= 1 {
+		errs = append(errs, fmt.Errorf("--bm25-frequent-share must be in [0, 1) (0 searches exactly), got %g", c.BM25FrequentShare))
+	}
+	if c.BM25Candidates < 1 || c.BM25Candidates > 10000 {
+		errs = append(errs, fmt.Errorf("--bm25-candidates must be in 1..10000, got %d", c.BM25Candidates))
 	}
 	if c.RerankWindow < 0 {
 		errs = append(errs, fmt.Errorf("--rerank-window must not be negative (0 reads whole passages), got %d", c.RerankWindow))
@@ -251,6 +260,10 @@ func (c *Config) serverConfig() server.Config {
 
 func (c *Config) llmConfig() llm.Config {
 	return llm.Config{BaseURL: c.LLMURL, Model: c.LLMModel, APIKey: c.LLMAPIKey, Timeout: c.LLMTimeout}
+}
+
+func (c *Config) indexOptions() index.Options {
+	return index.Options{FrequentShare: c.BM25FrequentShare, Candidates: c.BM25Candidates}
 }
 
 func (c *Config) clusterDir() string { return filepath.Join(c.DataDir, "postgres") }

@@ -44,6 +44,9 @@ func TestConfigRefusesBadSettings(t *testing.T) {
 		{[]string{"version", "--embed-batch", "0"}, nil, "--embed-batch must be at least 1, got 0"},
 		{[]string{"version", "--ef-search", "0"}, nil, "--ef-search must be in 1..1000, got 0"},
 		{[]string{"version", "--ef-search", "1001"}, nil, "--ef-search must be in 1..1000, got 1001"},
+		{[]string{"version", "--bm25-frequent-share", "1"}, nil, "--bm25-frequent-share must be in [0, 1) (0 searches exactly), got 1"},
+		{[]string{"version", "--bm25-frequent-share=-0.1"}, nil, "--bm25-frequent-share must be in [0, 1) (0 searches exactly), got -0.1"},
+		{[]string{"version", "--bm25-candidates", "0"}, nil, "--bm25-candidates must be in 1..10000, got 0"},
 		{[]string{"version", "--rerank-batch=-2"}, nil, "--rerank-batch must be at least 1, got -2"},
 		{[]string{"version", "--rerank-window=-1"}, nil, "--rerank-window must not be negative (0 reads whole passages), got -1"},
 		{[]string{"version"}, map[string]string{"RAGD_RRF_K": "-1"}, "--rrf-k must be at least 1, got -1"},
@@ -185,6 +188,7 @@ func TestConfigOtherFlags(t *testing.T) {
 	require.Equal(t, 0, cli.chunkOptions().WithDefaults().Overlap, "--chunk-overlap 0 is no overlap, not the default 32")
 	require.Equal(t, "auto", cli.Runtime)
 	require.Equal(t, 100, cli.EfSearch, "pgvector's ef_search: the store's default")
+	require.Zero(t, cli.BM25FrequentShare, "BM25 searches exactly unless asked")
 
 	require.Equal(t, 0, cli.RerankWindow, "whole passages unless asked")
 

@@ -3,6 +3,8 @@ package invariant
 import (
 	"regexp"
 	"strings"
+
+	"github.com/ragd/ragd/mode"
 )
 
 // view is what the cues look at for one clause: its text, its sentence, its line and a few
@@ -32,9 +34,10 @@ const (
 // pattern about a text, since the cues and the candidate rules ask the same questions many
 // times, and all the clauses of a sentence or a line ask them about the same one.
 type message struct {
-	resolved bool // it says that something works now
-	progress bool // it says that work is blocked
-	memo     map[memoKey]bool
+	resolved  bool    // it says that something works now
+	progress  bool    // it says that work is blocked
+	debugging float64 // the mode classifier's probability that it is DEBUGGING
+	memo      map[memoKey]bool
 }
 
 type memoKey struct {
@@ -43,9 +46,22 @@ type memoKey struct {
 	at segment // the clause, sentence or line the text is of
 }
 
-func newMessage(msg string) *message {
+// newMessage builds the message facts of msg; debugging is the mode classifier's probability
+// that msg is DEBUGGING (see Debugging).
+func newMessage(msg string, debugging float64) *message {
 	norm := normalise(msg)
-	return &message{resolved: resolvedRe.MatchString(norm), progress: progressRe.MatchString(norm), memo: map[memoKey]bool{}}
+	return &message{resolved: resolvedRe.MatchString(norm), progress: progressRe.MatchString(norm),
+		debugging: debugging, memo: map[memoKey]bool{}}
+}
+
+// openFailureAt is the least P(DEBUGGING) at which a clause without a cue may be a failure.
+const openFailureAt = 0.5
+
+// Debugging is the mode classifier's probability that msg is DEBUGGING, as the detector reads
+// it: without the previous turn, since a message's invariants are its own whatever came before.
+func Debugging(msg string) float64 {
+	_, _, modes := mode.Classify(msg, "")
+	return modes[mode.Debugging]
 }
 
 // newView builds the view of clause c of msg.
@@ -293,8 +309,10 @@ func failureWords(v *view) bool {
 // preference without a strong modal is no hard constraint ("ideally under 100 lines"), and a
 // failure that is fixed, hypothetical, only a warning or asked about in general ("what does exit
 // code 137 mean?") is not blocking. The model chooses
-// among the candidates only, so these rules hold whatever the weights.
-func candidates(v *view) [len(classes)]bool {
+// among the candidates only, so these rules hold whatever the weights. cued reports whether a
+// cue of any type fired, ruled out or not: a clause without one is open's to judge, while one
+// whose every cue the conventions rule out is no invariant.
+func candidates(v *view) (ok [len(classes)]bool, cued bool) {
 	asked := v.is(questionRe, text) || v.is(questionRe, sentence)
 	waived := v.is(notNeededRe, plainT)
 	rule := ruleWords(v) || v.is(mustRe, plainT) || v.is(needsRe, plainT) || v.is(limitRe, plainT) ||
@@ -309,7 +327,6 @@ func candidates(v *view) [len(classes)]bool {
 		v.is(hasToRe, plainT) || v.is(forbidRe, plainT) || v.is(conditionRe, plainT)
 	wished := v.is(softRe, text) && !strong
 
-	var ok [len(classes)]bool
 	ok[0] = true
 	// Any rule may be a safety one: its words decide in the type model, and recall matters more
 	// here than anywhere, so no list of safety words gates it.
@@ -317,7 +334,27 @@ func candidates(v *view) [len(classes)]bool {
 	ok[2] = corrects
 	ok[3] = rule && !asked && !waived && !wished
 	ok[4] = fails && !gone
-	return ok
+	return ok, rule || v.is(imperativeRe, lead) || corrects || fails
+}
+
+// open returns the classes a clause without any cue may take: every type but those the
+// conventions rule out whatever the words, as in candidates (a question, a waived need or a
+// wish is no rule; a fixed, past or hypothetical failure, or one asked about in general, is not
+// blocking; quoted words are no rule of the user's), and but a correction: one message alone
+// cannot show that it contradicts an earlier one unless it says so, and saying so is a cue
+// ("no,", "actually", "I meant"). Without a word of failure, a clause may be a blocking error
+// only in a message the mode classifier reads as more likely DEBUGGING than not
+// (openFailureAt).
+func open(v *view) [len(classes)]bool {
+	asked := v.is(questionRe, text) || v.is(questionRe, sentence)
+	// Quoted words are someone else's: a rule in quoted docs is not the user's, while a quoted
+	// error may still be the failure.
+	rule := !asked && !v.is(notNeededRe, plainT) && !v.is(softRe, text) && !v.is(quotedRe, raw)
+	gone := v.is(resolvedRe, sentence) || v.is(hypoRe, sentence) || v.is(butWorksRe, sentence) ||
+		v.is(pastRe, sentence) && !v.is(presentRe, sentence) ||
+		asked && v.is(aboutWordsRe, sentence)
+	failure := !gone && v.msg.debugging >= openFailureAt
+	return [len(classes)]bool{true, rule, false, rule, failure}
 }
 
 // features returns the cue vector of v: 1 where a cue fires, then a constant 1 for the bias.

@@ -23,7 +23,7 @@ import (
 // quoted text with an error in it: the exception line of a traceback, not its frames), and only
 // when nothing is pasted, the failure clause the model is surest of.
 func Detect(message string) []Span {
-	return detect(shipped(), message)
+	return detect(shipped(), message, Debugging(message))
 }
 
 // labelled is a clause with the class the model gives it.
@@ -33,42 +33,63 @@ type labelled struct {
 	p     float64 // the model's probability of class
 }
 
-// detect is Detect with given models, so that cross-validation runs the same code.
-func detect(m Models, msg string) []Span {
+// detect is Detect with given models and P(DEBUGGING), so that cross-validation runs the same
+// code.
+func detect(m Models, msg string, debugging float64) []Span {
 	cs := clauses(msg)
-	mm := newMessage(msg)
+	mm := newMessage(msg, debugging)
 	ls := make([]labelled, len(cs))
 	for i, c := range cs {
 		v := newView(msg, c, mm)
-		allowed := candidates(v)
-		if allowed == noneOnly {
-			// Nothing to weigh: most clauses of a long paste end here, unscored.
+		x := instanceOf(v)
+		if x.allowed == noneOnly {
+			// Every cue is ruled out by the conventions (a failure told in the past, a
+			// question about a rule): nothing to weigh.
 			ls[i] = labelled{clause: c, p: 1}
 			continue
 		}
-		k, p := m.judge(clauseInput(v, features(v)), allowed)
+		k, p := m.judge(x.in, x.allowed, x.cued)
 		ls[i] = labelled{clause: c, class: k, p: p}
 	}
 	return assemble(msg, ls)
 }
 
-// noneOnly is the candidate set of a clause with no cue of any type.
+// Detect is Detect with these models and the message's P(DEBUGGING) given (see Debugging), for
+// evaluating models that are not the embedded ones, or on turns the mode classifier was trained
+// on, which need out-of-fold probabilities.
+func (m Models) Detect(msg string, debugging float64) []Span { return detect(m, msg, debugging) }
+
+// noneOnly is the candidate set of a clause that may take no type.
 var noneOnly = [len(classes)]bool{true}
 
-// instance is one clause as training sees it: the models' input and the types it may take.
+// instance is one clause as the models see it: their input, the types it may take, and
+// whether a cue of some type fired (otherwise allowed is open's and the un-cued models judge).
 type instance struct {
 	in      classify.Input
 	allowed [len(classes)]bool
+	cued    bool
+}
+
+func instanceOf(v *view) instance {
+	x := instance{allowed: noneOnly}
+	var cued bool
+	if x.allowed, cued = candidates(v); !cued {
+		x.allowed = open(v)
+	}
+	x.cued = cued
+	if x.allowed != noneOnly {
+		x.in = clauseInput(v, features(v))
+	}
+	return x
 }
 
 // clauseFeatures cuts msg into clauses and returns each as the models see it, for training.
 func clauseFeatures(msg string) ([]clause, []instance) {
 	cs := clauses(msg)
-	m := newMessage(msg)
+	m := newMessage(msg, Debugging(msg))
 	xs := make([]instance, len(cs))
 	for i, c := range cs {
-		v := newView(msg, c, m)
-		xs[i] = instance{in: clauseInput(v, features(v)), allowed: candidates(v)}
+		xs[i] = instanceOf(newView(msg, c, m))
 	}
 	return cs, xs
 }

@@ -96,6 +96,13 @@ func TestDetect(t *testing.T) {
 		{"nice to have", "dark mode would be nice to have", nil},
 		{"if possible", "a sea view if possible", nil},
 		{"quoted docs", `The docs say "tokens must never be logged". Why?`, nil},
+		// Failures in words no cue was written for: the un-cued models, with the mode
+		// classifier's reading of the message, find them; told as fixed, they are none.
+		{"uncued failure, quoted output", "the nightly backup job exits right away with `no space left on device`. disk shows 40% used",
+			[]want{{Blocking, "the nightly backup job exits right away with `no space left on device`."}}},
+		{"uncued failure, wrong output", "since the upgrade every call to /export gives back `{\"rows\": []}` for tenants with more than 10 projects",
+			[]want{{Blocking, "since the upgrade every call to /export gives back `{\"rows\": []}` for tenants with more than 10 projects"}}},
+		{"uncued failure, fixed", "the nightly backup job exited right away with `no space left on device` last week, we fixed it", nil},
 		{"empty", "", nil},
 		{"blank", " \n\t ", nil},
 	} {

@@ -14,9 +14,16 @@ import (
 // A clause is judged in two steps, so that what matters most is decided first and with recall
 // in mind: is it sticky at all (a requirement, correction or failure the conversation must
 // keep), and only then which type. Both steps are logistic regressions (package classify) over
-// the clause's words, its sentence's words and the cue vector; the cue rules (candidates) also
-// say which types a clause may take at all, so the conventions that no weight should overrule
-// hold: a question is no requirement, a fixed or past failure is not blocking.
+// the clause's words, its sentence's words, the cue vector and the mode classifier's
+// probability that the message reports a failure to debug; the cue rules (candidates) also say
+// which types a clause may take at all, so the conventions that no weight should overrule hold:
+// a question is no requirement, a fixed or past failure is not blocking.
+//
+// The cue words were written from the training rows, so a clause in new phrasing often has no
+// cue of any type. Such a clause is judged by a second pair of models, trained on every clause,
+// at a stricter threshold (UncuedThreshold), among the types the conventions allow it (open):
+// nothing but the model speaks for it. The pair of cued models is trained on cued clauses
+// only, as before, so adding the un-cued path changes nothing for a clause with a cue.
 //
 // classes are the clause labels: no invariant, then the types in priority order.
 var classes = [...]Type{"", Safety, Correction, Constraint, Blocking}
@@ -32,22 +39,29 @@ const (
 // rules: a clause is sticky when its probability is at least StickyThreshold, and a sticky
 // clause read as a hard constraint that may be a safety requirement is one when that type's
 // share is at least SafetyShare, since a safety requirement typed as a constraint loses its
-// priority.
+// priority. A clause without any cue is sticky when the un-cued model's probability is at
+// least UncuedThreshold, chosen among 0.4 to 0.7 on the selection set (data/README.md), which
+// the cue words were not written from.
 const (
 	StickyThreshold = 0.30
 	SafetyShare     = 0.30
+	UncuedThreshold = 0.70
 )
 
 // minTypeMass is the least probability the type model must give the types a clause may take
 // for it to be one of them.
 const minTypeMass = 0.1
 
-// Models is the pair of trained clause models and the thresholds of the decision.
+// Models are the trained clause models and the thresholds of the decision.
 type Models struct {
-	Sticky *classify.Model // labels none, sticky
-	Type   *classify.Model // labels: the four types
-	// StickyAt and SafetyAt are the thresholds Detect uses (StickyThreshold, SafetyShare).
-	StickyAt, SafetyAt float64
+	Sticky *classify.Model // labels none, sticky; trained on clauses with a cue
+	Type   *classify.Model // labels: the four types; trained on sticky clauses with a cue
+	// UncuedSticky and UncuedType are the same, trained on every clause: they judge the
+	// clauses without a cue.
+	UncuedSticky, UncuedType *classify.Model
+	// StickyAt, SafetyAt and UncuedAt are the thresholds Detect uses (StickyThreshold,
+	// SafetyShare, UncuedThreshold).
+	StickyAt, SafetyAt, UncuedAt float64
 }
 
 var (
@@ -55,27 +69,41 @@ var (
 	stickyJSON []byte
 	//go:embed model_type.json
 	typeJSON []byte
+	//go:embed model_uncued_sticky.json
+	uncuedStickyJSON []byte
+	//go:embed model_uncued_type.json
+	uncuedTypeJSON []byte
 )
 
 // shipped are the embedded models, parsed on first use. The files are generated and tested,
 // so a failure to parse them is a build defect, not a run-time condition.
 var shipped = sync.OnceValue(func() Models {
-	s, err := classify.LoadBytes(stickyJSON)
-	if err != nil {
-		panic(fmt.Sprintf("invariant: embedded model_sticky.json: %v", err))
+	load := func(name string, data []byte) *classify.Model {
+		m, err := classify.LoadBytes(data)
+		if err != nil {
+			panic(fmt.Sprintf("invariant: embedded %s: %v", name, err))
+		}
+		return m
 	}
-	t, err := classify.LoadBytes(typeJSON)
-	if err != nil {
-		panic(fmt.Sprintf("invariant: embedded model_type.json: %v", err))
+	return Models{
+		Sticky:       load("model_sticky.json", stickyJSON),
+		Type:         load("model_type.json", typeJSON),
+		UncuedSticky: load("model_uncued_sticky.json", uncuedStickyJSON),
+		UncuedType:   load("model_uncued_type.json", uncuedTypeJSON),
+		StickyAt:     StickyThreshold, SafetyAt: SafetyShare, UncuedAt: UncuedThreshold,
 	}
-	return Models{Sticky: s, Type: t, StickyAt: StickyThreshold, SafetyAt: SafetyShare}
 })
+
+// ModelFiles names the files of the embedded models, in the order of Models' fields.
+var ModelFiles = [...]string{"model_sticky.json", "model_type.json", "model_uncued_sticky.json", "model_uncued_type.json"}
 
 // Shipped returns the embedded models, the ones Detect uses.
 func Shipped() Models { return shipped() }
 
 // clauseInput is a clause as the models read it: its words (idioms and quotations blanked,
-// so "I must say" gives no "must"), the words of its sentence under "s", and its cues.
+// so "I must say" gives no "must"), the words of its sentence under "s", its cues, and the mode
+// classifier's probability that its message is DEBUGGING (a current failure to resolve, by
+// the modes' labelling rule 1), which speaks for a failure however it is worded.
 func clauseInput(v *view, x []float64) classify.Input {
 	extra := make(map[string]float64, 8)
 	for i, c := range cues {
@@ -83,6 +111,7 @@ func clauseInput(v *view, x []float64) classify.Input {
 			extra[c.name] = 1
 		}
 	}
+	extra["m.debugging"] = v.msg.debugging
 	in := classify.Input{Text: v.texts[plainT], Extra: extra}
 	if v.c.Sentence != v.c.segment {
 		in.Context = map[string]string{"s": v.texts[sentence]}
@@ -92,18 +121,23 @@ func clauseInput(v *view, x []float64) classify.Input {
 
 // judge labels one clause: the class index into classes (0 for none) and the probability of
 // that answer.
-func (m Models) judge(in classify.Input, allowed [len(classes)]bool) (int, float64) {
-	_, ps := m.Sticky.Predict(in)
-	p := ps[labelIndex(m.Sticky, labelSticky)]
-	if p < m.StickyAt {
+// A clause without a cue (cued false) is judged by the un-cued models at UncuedAt.
+func (m Models) judge(in classify.Input, allowed [len(classes)]bool, cued bool) (int, float64) {
+	sticky, typ, at := m.Sticky, m.Type, m.StickyAt
+	if !cued {
+		sticky, typ, at = m.UncuedSticky, m.UncuedType, m.UncuedAt
+	}
+	_, ps := sticky.Predict(in)
+	p := ps[labelIndex(sticky, labelSticky)]
+	if p < at {
 		return 0, 1 - p
 	}
-	_, qs := m.Type.Predict(in)
+	_, qs := typ.Predict(in)
 	var q [len(classes)]float64
 	var sum float64
 	for k := 1; k < len(classes); k++ {
 		if allowed[k] {
-			q[k] = qs[labelIndex(m.Type, string(classes[k]))]
+			q[k] = qs[labelIndex(typ, string(classes[k]))]
 			sum += q[k]
 		}
 	}

@@ -25,8 +25,8 @@ func group(ex Example) string {
 	return ex.ID
 }
 
-// trainingClauses returns the examples of the two models: every clause that may take a type
-// (the others are never scored) for the sticky model, and the sticky ones for the type model.
+// trainingClauses returns the examples of a pair of models: every clause that may take a type
+// (with a cue, unless uncued) for the sticky model, and the sticky ones for the type model.
 // A clause is labelled with the type of the gold span it overlaps most, when that overlap covers
 // at least half of the clause or of the span; otherwise "none".
 //
@@ -34,13 +34,13 @@ func group(ex Example) string {
 // elsewhere ("npm install fails on CI:" above the npm ERR! line). The convention labels one
 // failure per message, the pasted error when there is one, and Detect picks that span itself;
 // teaching the model that the other reports are no failure would teach it something false.
-func trainingClauses(exs []Example) (sticky, typed []classify.Example) {
+func trainingClauses(exs []Example, uncued bool) (sticky, typed []classify.Example) {
 	blocking := slices.Index(classes[:], Blocking)
 	for _, ex := range exs {
 		cs, fs := clauseFeatures(ex.Text)
 		failed := slices.ContainsFunc(ex.Labels, func(l Label) bool { return l.Type == Blocking })
 		for i, c := range cs {
-			if fs[i].allowed == noneOnly {
+			if fs[i].allowed == noneOnly || !fs[i].cued && !uncued {
 				continue
 			}
 			y, most := 0, 0
@@ -65,18 +65,27 @@ func trainingClauses(exs []Example) (sticky, typed []classify.Example) {
 	return sticky, typed
 }
 
-// Train fits the two clause models on labelled messages.
+// Train fits the clause models on labelled messages: the cued pair on clauses with a cue, the
+// un-cued pair on every clause.
 func Train(exs []Example, opts classify.Options) (Models, error) {
-	sticky, typed := trainingClauses(exs)
-	s, err := classify.Train(sticky, opts)
-	if err != nil {
-		return Models{}, fmt.Errorf("invariant: sticky model: %w", err)
+	m := Models{StickyAt: StickyThreshold, SafetyAt: SafetyShare, UncuedAt: UncuedThreshold}
+	for _, uncued := range []bool{false, true} {
+		sticky, typed := trainingClauses(exs, uncued)
+		s, err := classify.Train(sticky, opts)
+		if err != nil {
+			return Models{}, fmt.Errorf("invariant: sticky model: %w", err)
+		}
+		t, err := classify.Train(typed, opts)
+		if err != nil {
+			return Models{}, fmt.Errorf("invariant: type model: %w", err)
+		}
+		if uncued {
+			m.UncuedSticky, m.UncuedType = s, t
+		} else {
+			m.Sticky, m.Type = s, t
+		}
 	}
-	t, err := classify.Train(typed, opts)
-	if err != nil {
-		return Models{}, fmt.Errorf("invariant: type model: %w", err)
-	}
-	return Models{Sticky: s, Type: t, StickyAt: StickyThreshold, SafetyAt: SafetyShare}, nil
+	return m, nil
 }
 
 // stratum is how the data's README stratifies its splits: the one type of a message, "multi" or
@@ -143,7 +152,7 @@ func CrossValidateAt(rows, extra []Example, k int, opts classify.Options, at [][
 		for i, a := range at {
 			m.StickyAt, m.SafetyAt = a[0], a[1]
 			for _, ex := range te {
-				rs[i].add(ex, detect(m, ex.Text))
+				rs[i].add(ex, detect(m, ex.Text, Debugging(ex.Text)))
 			}
 		}
 	}

@@ -4,6 +4,10 @@
 //	go run ./cmd/ragd-train -task intent-data -data ../shared/data/labels -out intent/data/intent_extra.jsonl
 //	go run ./cmd/ragd-train -task intent -data ../shared/data/labels -out intent/model.json
 //	go run ./cmd/ragd-train -task mode -data ../shared/data/labels -out mode/model.json
+//	go run ./cmd/ragd-train -task invariant -data ../shared/data/labels -out invariant
+//
+// The invariant models read the mode model's output, so they are retrained after it
+// (`go generate ./mode ./invariant`, in that order).
 //
 // Training is deterministic: the same data gives the same model file, byte for byte, which is
 // what `go generate ./intent ./mode` relies on. The report is group-aware stratified k-fold
@@ -19,6 +23,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/ragd/ragd/classify"
 	"github.com/ragd/ragd/intent"
@@ -157,7 +162,8 @@ func trainMode(w io.Writer, data, out string, folds int) error {
 }
 
 // trainInvariant reports grouped cross-validation on invariants_train.jsonl (extra rows in
-// training folds only), trains on both files and writes the two models into the directory out.
+// training folds only), trains on both files and writes the four models into the directory out.
+// The models read the embedded mode model's output, so retrain them after the mode model.
 func trainInvariant(w io.Writer, data, out string, folds int) error {
 	train, err := invariant.LoadExamples(filepath.Join(data, "invariants_train.jsonl"))
 	if err != nil {
@@ -181,13 +187,57 @@ func trainInvariant(w io.Writer, data, out string, folds int) error {
 	if err != nil {
 		return err
 	}
+	if err := selectionReport(w, data, packageDir(out, out, "invariant"), m, folds); err != nil {
+		return err
+	}
 	if out == "" {
 		return nil
 	}
-	if err := save(w, m.Sticky, filepath.Join(out, "model_sticky.json")); err != nil {
+	for i, sm := range []*classify.Model{m.Sticky, m.Type, m.UncuedSticky, m.UncuedType} {
+		if err := save(w, sm, filepath.Join(out, invariant.ModelFiles[i])); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// selectionReport scores the trained invariant models on the selection files (invariant/data
+// README), which no cue word was written from and nothing trains on. Their turns of
+// modes_train.jsonl get the mode classifier's out-of-fold P(DEBUGGING), from the same grouped
+// cross-validation as -task mode: the shipped mode model was trained on them.
+func selectionReport(w io.Writer, data, dir string, m invariant.Models, folds int) error {
+	modes, err := mode.LoadExamples(filepath.Join(data, "modes_train.jsonl"))
+	if err != nil {
 		return err
 	}
-	return save(w, m.Type, filepath.Join(out, "model_type.json"))
+	modesExtra, err := mode.LoadExamples(filepath.Join(dir, "..", "mode", "data", "modes_extra.jsonl"))
+	if err != nil {
+		return err
+	}
+	preds, err := mode.CrossValidate(modes, modesExtra, folds, mode.TrainOptions())
+	if err != nil {
+		return err
+	}
+	outOfFold := map[string]float64{}
+	for i, p := range preds {
+		outOfFold[strings.TrimSpace(modes[i].Text)] = p.Probs[slices.Index(p.Labels, string(mode.Debugging))]
+	}
+	debugging := func(msg string) float64 {
+		if p, ok := outOfFold[strings.TrimSpace(msg)]; ok {
+			return p
+		}
+		return invariant.Debugging(msg)
+	}
+	var rows []invariant.Example
+	for _, f := range []string{"invariants_select.jsonl", "invariants_real.jsonl"} {
+		exs, err := invariant.LoadExamples(filepath.Join(dir, "data", f))
+		if err != nil {
+			return err
+		}
+		rows = append(rows, exs...)
+	}
+	fmt.Fprintf(w, "\ninvariant: selection set, invariants_select.jsonl and invariants_real.jsonl (%d messages), models trained on both training files\n\n", len(rows))
+	return invariant.Evaluate(rows, func(msg string) []invariant.Span { return m.Detect(msg, debugging(msg)) }).WriteText(w)
 }
 
 // packageDir is the directory of the package whose extra rows are read: the one the model is

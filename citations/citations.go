@@ -77,7 +77,24 @@ type SentenceKey struct {
 
 // KeyOf returns the key of a sentence of doc.
 func KeyOf(doc uuid.UUID, sentence string) SentenceKey {
+	if spacedOnce(sentence) {
+		return SentenceKey{DocID: doc, Text: sentence} // most sentences: no copy
+	}
 	return SentenceKey{DocID: doc, Text: strings.Join(strings.Fields(sentence), " ")}
+}
+
+// spacedOnce reports whether the words of s are separated by single spaces, with no white space
+// at either end: whether s is its own key.
+func spacedOnce(s string) bool {
+	space := true // none may open s
+	for _, r := range s {
+		isSpace := unicode.IsSpace(r)
+		if isSpace && (r != ' ' || space) {
+			return false
+		}
+		space = isSpace
+	}
+	return !space || s == ""
 }
 
 // Build makes the fact sheet of one turn from sources (in final order) and the query.

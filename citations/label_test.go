@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ragd/ragd/internal/modeltest"
@@ -51,5 +52,28 @@ func TestNormalizeLabelIsTheComposition(t *testing.T) {
 		require.Equal(t, plain(s), normalizeLabel(s), "%q", s)
 		buf = appendLabel(buf[:0], s)
 		require.Equal(t, plain(s), string(buf), "%q", s)
+	}
+}
+
+// KeyOf returns a sentence that is its own key without copying it; the key must still be the
+// sentence's words joined by single spaces.
+func TestKeyOfIsTheWordsJoined(t *testing.T) {
+	t.Parallel()
+	doc := uuid.New()
+	for _, s := range []string{"", " ", "a", "a b", " a b", "a b ", "a  b", "a\tb", "a\u00a0b", "a\u0085b", "a\u2028b",
+		"a\xffb c", "\xff", "one two three.", "x \u3000y", "a \n"} {
+		require.Equal(t, strings.Join(strings.Fields(s), " "), KeyOf(doc, s).Text, "%q", s)
+	}
+	f, err := os.Open(filepath.Join(modeltest.SharedDir(t), "data", "scifact", "corpus.jsonl"))
+	require.NoError(t, err)
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for docs := 0; sc.Scan() && docs < 300; docs++ {
+		var d struct{ Text string }
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &d))
+		for _, s := range Sentences(d.Text) {
+			require.Equal(t, strings.Join(strings.Fields(s.Text), " "), KeyOf(doc, s.Text).Text, "%q", s.Text)
+		}
 	}
 }

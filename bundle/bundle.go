@@ -405,6 +405,14 @@ func plural(n int, one, many string) string {
 // blank lines: Bundle.Text is Render of all of them.
 func Render(sections []Section) string {
 	var b strings.Builder
+	size := 0
+	for _, s := range sections {
+		size += len(s.Name) + 5
+		for _, it := range s.Items {
+			size += len(it.Text) + 1
+		}
+	}
+	b.Grow(size) // the evidence alone is a few kilobytes: grown step by step, it was copied each time
 	for _, s := range sections {
 		if len(s.Items) == 0 {
 			continue

@@ -3,7 +3,6 @@ package citations
 import (
 	"bufio"
 	"encoding/json"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,29 +23,13 @@ func TestNormalizeLabelIsTheComposition(t *testing.T) {
 	}
 	texts := []string{"", "...", " : ", "Title.", "A Title:  with\tTabs.:", "\u00a0NBSP\u00a0Kelvin \u212a İstanbul ΣΑΣ.",
 		"invalid \xff\xfe utf-8 \xc3", "real \ufffd replacement", "ǅ titlecase\u2028line\u0085nel"}
-	f, err := os.Open(filepath.Join(modeltest.SharedDir(t), "data", "scifact", "corpus.jsonl"))
-	require.NoError(t, err)
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for docs := 0; sc.Scan() && docs < 500; docs++ {
-		var d struct{ Title, Text string }
-		require.NoError(t, json.Unmarshal(sc.Bytes(), &d))
+	for _, d := range modeltest.Corpus(t, "scifact", 500) {
 		texts = append(texts, d.Title)
 		for _, s := range Sentences(d.Text) {
 			texts = append(texts, s.Text)
 		}
 	}
-	require.NoError(t, sc.Err())
-	rng := rand.New(rand.NewPCG(3, 4))
-	alphabet := []rune("aZ \t\n.:,ÉßİK\u212a\u00a0\u0085Σǅ中\ufffd")
-	for range 2000 {
-		r := make([]rune, rng.IntN(30))
-		for i := range r {
-			r[i] = alphabet[rng.IntN(len(alphabet))]
-		}
-		texts = append(texts, string(r))
-	}
+	texts = append(texts, modeltest.RandomTexts(3, 2000, 30, "aZ \t\n.:,ÉßİK\u212a\u00a0\u0085Σǅ中\ufffd")...)
 	var buf []byte
 	for _, s := range texts {
 		require.Equal(t, plain(s), normalizeLabel(s), "%q", s)

@@ -1,11 +1,6 @@
 package dedupe
 
 import (
-	"bufio"
-	"encoding/json"
-	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"unicode"
@@ -42,26 +37,10 @@ func TestNormalizeIsRuneByRunes(t *testing.T) {
 		"invalid \xff\xfe utf-8 \xc3 cut", "\x00\x01\x7f DEL and NUL", "ALL CAPS [AT] {ends}.", "ǅ ǈ ǋ titlecase ΣΑΣ",
 		"\t\n\v\f\r mixed \r\n white\u200bspace \u180e", "@#$%^&*()_+-=`~|\\;:'\",.<>/?",
 	}
-	f, err := os.Open(filepath.Join(modeltest.SharedDir(t), "data", "scifact", "corpus.jsonl"))
-	require.NoError(t, err)
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() && len(texts) < 2000 {
-		var d struct{ Title, Text string }
-		require.NoError(t, json.Unmarshal(sc.Bytes(), &d))
+	for _, d := range modeltest.Corpus(t, "scifact", 2000-len(texts)) {
 		texts = append(texts, d.Title+"\n\n"+d.Text)
 	}
-	require.NoError(t, sc.Err())
-	rng := rand.New(rand.NewPCG(1, 2))
-	alphabet := []rune("aZ \t\n.,!«»ÉéßİıK\u212a\u00a0\u0085\u2028ΣσςǅÆ中\ufffd")
-	for range 2000 {
-		r := make([]rune, rng.IntN(40))
-		for i := range r {
-			r[i] = alphabet[rng.IntN(len(alphabet))]
-		}
-		texts = append(texts, string(r))
-	}
+	texts = append(texts, modeltest.RandomTexts(1, 2000, 40, "aZ \t\n.,!«»ÉéßİıK\u212a\u00a0\u0085\u2028ΣσςǅÆ中\ufffd")...)
 	for _, s := range texts {
 		require.Equal(t, runeByRune(s), normalize(s), "normalize(%q)", s)
 	}

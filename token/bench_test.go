@@ -1,10 +1,6 @@
 package token
 
 import (
-	"bufio"
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -24,20 +20,9 @@ func BenchmarkCount(b *testing.B) {
 			Count(prose)
 		}
 	})
-	f, err := os.Open(filepath.Join(modeltest.SharedDir(b), "data", "scifact", "corpus.jsonl"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
 	var texts []string
 	size := 0
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() && len(texts) < 500 {
-		var d struct{ Text string }
-		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
-			b.Fatal(err)
-		}
+	for _, d := range modeltest.Corpus(b, "scifact", 500) {
 		texts = append(texts, d.Text)
 		size += len(d.Text)
 	}

@@ -3,8 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/ragd/ragd"
 	"io"
+	"iter"
 	"log/slog"
 	"os"
 	"time"
@@ -12,6 +12,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
+	"github.com/ragd/ragd"
 	"github.com/ragd/ragd/ingest"
 )
 
@@ -61,9 +62,15 @@ func runIngest(ctx context.Context, a *app, paths []string, w *os.File) (ingest.
 	if err != nil {
 		return ingest.Stats{}, err
 	}
+	return ingestSources(ctx, a, in, in.Walk(ctx, paths), ingest.Count(paths), w)
+}
+
+// ingestSources ingests, drawing a progress bar on a terminal and catching the BM25 index up as
+// batches commit.
+func ingestSources(ctx context.Context, a *app, in *ingest.Ingester, sources iter.Seq2[ingest.Source, error], count int, w *os.File) (ingest.Stats, error) {
 	var onResults []func()
 	if term.IsTerminal(int(w.Fd())) {
-		bar := progressbar.NewOptions(ingest.Count(paths), progressbar.OptionSetWriter(w),
+		bar := progressbar.NewOptions(count, progressbar.OptionSetWriter(w),
 			progressbar.OptionSetDescription("ingesting"), progressbar.OptionShowCount(),
 			progressbar.OptionShowIts(), progressbar.OptionSetItsString("docs"),
 			progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
@@ -89,7 +96,7 @@ func runIngest(ctx context.Context, a *app, paths []string, w *os.File) (ingest.
 			}
 		})
 	}
-	return in.Ingest(ctx, in.Walk(ctx, paths), func(ingest.Result) {
+	return in.Ingest(ctx, sources, func(ingest.Result) {
 		for _, f := range onResults {
 			f()
 		}

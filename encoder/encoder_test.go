@@ -66,3 +66,16 @@ func TestBatches(t *testing.T) {
 	require.Equal(t, [][]int{{1, 3}, {4, 2}, {0}}, got, "grouped by length, at most 2 each")
 	require.Empty(t, encoder.Batches(nil, 4))
 }
+
+// The model's threads wait asleep: spinning ones take the cores ingest's other work needs.
+// (After TestResolve, which must see the library unloaded first.)
+func TestSessionThreadsDoNotSpin(t *testing.T) {
+	_, err := encoder.LoadORT(modeltest.ORTLibrary())
+	require.NoError(t, err)
+	opts, err := encoder.SessionOptions(2)
+	require.NoError(t, err)
+	defer opts.Destroy()
+	spin, err := opts.GetSessionConfigEntry("session.intra_op.allow_spinning")
+	require.NoError(t, err)
+	require.Equal(t, "0", spin)
+}

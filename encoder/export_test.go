@@ -1,0 +1,3 @@
+package encoder
+
+var SessionOptions = sessionOptions

@@ -8,7 +8,6 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
-	"runtime/pprof"
 	"slices"
 	"syscall"
 	"time"
@@ -38,17 +37,11 @@ func (c evalIngestCmd) Run(ctx context.Context, a *app) error {
 	if c.Parts < 1 {
 		return fmt.Errorf("--parts %d: must be at least 1", c.Parts)
 	}
-	if c.CPUProfile != "" {
-		f, err := os.Create(c.CPUProfile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+	stop, err := cpuProfile(c.CPUProfile)
+	if err != nil {
+		return err
 	}
+	defer stop()
 	if err := a.openModels(false); err != nil {
 		return err
 	}

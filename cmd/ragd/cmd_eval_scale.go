@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime/pprof"
 	"time"
 
 	"github.com/google/uuid"
@@ -49,17 +48,11 @@ func (c evalScaleCmd) Run(ctx context.Context, a *app) error {
 			return fmt.Errorf("--sizes: %d is not a corpus size", n)
 		}
 	}
-	if c.CPUProfile != "" {
-		f, err := os.Create(c.CPUProfile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+	stop, err := cpuProfile(c.CPUProfile)
+	if err != nil {
+		return err
 	}
+	defer stop()
 	out := os.Stdout
 	if c.JSON == "-" {
 		out = os.Stderr

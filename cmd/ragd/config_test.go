@@ -2,6 +2,7 @@ package main
 
 import (
 	"log/slog"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -248,4 +249,21 @@ func TestRerankWindowLongerThanTheModel(t *testing.T) {
 	a := newApp(&cli.Config, slog.New(slog.DiscardHandler))
 	err = a.openModels(true)
 	require.ErrorContains(t, err, "--rerank-window: rerank: window too long: 600 tokens, and the model takes at most 512")
+}
+
+// --cpu-profile writes a profile when asked and nothing when not; a path that cannot be created
+// is an error naming the flag.
+func TestCPUProfile(t *testing.T) {
+	stop, err := cpuProfile("")
+	require.NoError(t, err)
+	stop()
+	path := t.TempDir() + "/cpu.pprof"
+	stop, err = cpuProfile(path)
+	require.NoError(t, err)
+	stop()
+	st, err := os.Stat(path)
+	require.NoError(t, err)
+	require.Positive(t, st.Size(), "a profile was written")
+	_, err = cpuProfile(t.TempDir() + "/missing/cpu.pprof")
+	require.ErrorContains(t, err, "--cpu-profile")
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/ragd/ragd"
 	"github.com/ragd/ragd/focus"
@@ -21,6 +22,9 @@ import (
 type gazetteers struct {
 	mu     sync.Mutex
 	tenant map[uuid.UUID]*tenantGazetteer
+	// first shares a tenant's first build among the turns that arrive before it is done, so a
+	// fresh server's first concurrent turns build it once rather than each their own.
+	first singleflight.Group
 }
 
 type tenantGazetteer struct {
@@ -57,17 +61,22 @@ func (p *Pipeline) gazetteer(ctx context.Context) (*gazetteer, error) {
 	if g != nil {
 		return g, nil
 	}
-	g, err := p.buildGazetteer(ctx)
+	v, err, _ := p.gaz.first.Do(principal.Tenant.String(), func() (any, error) {
+		g, err := p.buildGazetteer(ctx)
+		if err != nil {
+			return nil, err
+		}
+		p.gaz.mu.Lock()
+		defer p.gaz.mu.Unlock()
+		if tg.g == nil {
+			tg.g, tg.seq = g, seq
+		}
+		return tg.g, nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	p.gaz.mu.Lock()
-	if tg.g == nil {
-		tg.g, tg.seq = g, seq
-	}
-	g = tg.g
-	p.gaz.mu.Unlock()
-	return g, nil
+	return v.(*gazetteer), nil
 }
 
 func (p *Pipeline) rebuildGazetteer(principal ragd.Principal, tg *tenantGazetteer) {

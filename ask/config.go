@@ -76,7 +76,7 @@ type Config struct {
 	// ContextTerms how many words it adds.
 	ContextTitles int
 	ContextTerms  int
-	// Mode tunes mode detection (threshold 0.70, smoothing over the last 3 modes).
+	// Mode tunes mode detection (threshold 0.40, smoothing over the last 3 modes).
 	Mode mode.Config
 	// Rules are the operator's rules, placed in every bundle's rules section after the sticky
 	// invariants.

@@ -128,8 +128,8 @@ func TestDecide(t *testing.T) {
 		want   Result
 	}{
 		{"confident", Task, 0.9, nil, Result{Mode: Task, Confidence: 0.9, Source: SourceClassified, Classified: Task}},
-		{"at the threshold", Task, 0.70, nil, Result{Mode: Task, Confidence: 0.70, Source: SourceClassified, Classified: Task}},
-		{"unsure", Learning, 0.69, nil, Result{Mode: General, Confidence: 0.69, Source: SourceFallback, Classified: Learning}},
+		{"at the threshold", Task, cfg.Threshold, nil, Result{Mode: Task, Confidence: cfg.Threshold, Source: SourceClassified, Classified: Task}},
+		{"unsure", Learning, cfg.Threshold - 0.01, nil, Result{Mode: General, Confidence: cfg.Threshold - 0.01, Source: SourceFallback, Classified: Learning}},
 		{"one switch", Task, 0.9, []Mode{Learning, Learning, Learning}, Result{Mode: Task, Confidence: 0.9, Source: SourceClassified, Classified: Task}},
 		{"two switches", Task, 0.9, []Mode{Task, Learning, Learning}, Result{Mode: Task, Confidence: 0.9, Source: SourceClassified, Classified: Task}},
 		{"three switches", Task, 0.9, []Mode{Debugging, Exploration, Learning}, Result{Mode: General, Confidence: 0.9, Source: SourceFallback, Classified: Task}},
@@ -172,7 +172,7 @@ func labelsDir(t *testing.T) string {
 // TestDev scores the embedded model on modes_dev.jsonl, the check it was never trained or tuned
 // on. The spec's target (precision >= 0.85 and recall >= 0.80 for every mode, thresholded) is
 // not met (see the README), so this only guards against regressions from the figures at commit
-// time (raw accuracy 0.83, thresholded 0.77).
+// time (raw accuracy 0.83, thresholded 0.85 at the 0.40 threshold).
 func TestDev(t *testing.T) {
 	t.Parallel()
 	rows, err := LoadExamples(filepath.Join(labelsDir(t), "modes_dev.jsonl"))
@@ -181,7 +181,7 @@ func TestDev(t *testing.T) {
 	raw, thresholded, err := Evaluate(model(), rows, DefaultConfig())
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, raw.Accuracy, 0.80)
-	require.GreaterOrEqual(t, thresholded.Accuracy, 0.74)
+	require.GreaterOrEqual(t, thresholded.Accuracy, 0.82)
 }
 
 // TestEmbeddedModelIsReproducible retrains on the shared data and compares with the embedded

@@ -28,9 +28,9 @@ type LowConfidenceConfig struct {
 }
 
 // DefaultLowConfidenceConfig returns the product's values: more than 30% of the last 30
-// minutes' requests (at least 50) under 0.70.
+// minutes' requests (at least 50) under the fallback threshold (DefaultConfig, 0.40).
 func DefaultLowConfidenceConfig() LowConfidenceConfig {
-	return LowConfidenceConfig{Window: 30 * time.Minute, Threshold: 0.70, MaxShare: 0.30, MinObservations: 50}
+	return LowConfidenceConfig{Window: 30 * time.Minute, Threshold: DefaultConfig().Threshold, MaxShare: 0.30, MinObservations: 50}
 }
 
 // LowConfidence tracks the share of requests whose classifier confidence is under the

@@ -81,10 +81,10 @@ func TestLowConfidenceAlertsAndRecovers(t *testing.T) {
 	require.False(t, alerting)
 
 	// 25 low of 85 is 0.294; the 26th makes 26/86 = 0.302 > 0.30.
-	changes, _, alerting = observe(0.5, 25)
+	changes, _, alerting = observe(cfg.Threshold-0.05, 25)
 	require.Zero(t, changes)
 	require.False(t, alerting)
-	changes, share, alerting = observe(0.69, 1)
+	changes, share, alerting = observe(cfg.Threshold-0.01, 1)
 	require.Equal(t, 1, changes)
 	require.True(t, alerting)
 	require.InDelta(t, 26.0/86, share, 1e-12)

@@ -11,8 +11,9 @@
 //
 // Training is deterministic: the same data gives the same model file, byte for byte, which is
 // what `go generate ./intent ./mode` relies on. The report is group-aware stratified k-fold
-// cross-validation on the training file and, for modes, the dev file, scored once with the
-// final model; the dev file plays no part in training or in choosing hyperparameters.
+// cross-validation on the training file. For modes, -dev also scores modes_dev.jsonl with the
+// final model. It is off by default so that a run made while choosing features or
+// hyperparameters never shows dev figures: dev is for the final before/after only.
 package main
 
 import (
@@ -36,14 +37,19 @@ func main() {
 	data := flag.String("data", "../shared/data/labels", "directory of the labelled JSON Lines files")
 	out := flag.String("out", "", "where to write the model (JSON); empty to only report")
 	folds := flag.Int("folds", 5, "cross-validation folds")
+	dev := flag.Bool("dev", false, "with -task mode, also score modes_dev.jsonl with the final model (for the final check only: never while choosing features or hyperparameters)")
 	flag.Parse()
+	if *dev && *task != "mode" {
+		fmt.Fprintln(os.Stderr, "ragd-train: -dev applies only to -task mode")
+		os.Exit(2)
+	}
 
 	var err error
 	switch *task {
 	case "intent":
 		err = trainIntent(os.Stdout, *data, *out, *folds)
 	case "mode":
-		err = trainMode(os.Stdout, *data, *out, *folds)
+		err = trainMode(os.Stdout, *data, *out, *folds, *dev)
 	case "invariant":
 		err = trainInvariant(os.Stdout, *data, *out, *folds)
 	case "intent-data":
@@ -122,12 +128,11 @@ func trainIntent(w io.Writer, data, out string, folds int) error {
 	return save(w, m, out)
 }
 
-func trainMode(w io.Writer, data, out string, folds int) error {
+// trainMode reports grouped cross-validation on modes_train.jsonl (extra rows in training
+// folds only), trains on both files and writes the model; with dev, it also scores
+// modes_dev.jsonl with that model.
+func trainMode(w io.Writer, data, out string, folds int, dev bool) error {
 	train, err := mode.LoadExamples(filepath.Join(data, "modes_train.jsonl"))
-	if err != nil {
-		return err
-	}
-	dev, err := mode.LoadExamples(filepath.Join(data, "modes_dev.jsonl"))
 	if err != nil {
 		return err
 	}
@@ -151,12 +156,18 @@ func trainMode(w io.Writer, data, out string, folds int) error {
 	if err != nil {
 		return err
 	}
-	raw, thresholded, err = mode.Evaluate(m, dev, cfg)
-	if err != nil {
-		return err
-	}
-	if err := writeReports(w, fmt.Sprintf("modes_dev.jsonl (%d rows), model trained on modes_train.jsonl and the extra rows", len(dev)), cfg, raw, thresholded); err != nil {
-		return err
+	if dev {
+		rows, err := mode.LoadExamples(filepath.Join(data, "modes_dev.jsonl"))
+		if err != nil {
+			return err
+		}
+		raw, thresholded, err = mode.Evaluate(m, rows, cfg)
+		if err != nil {
+			return err
+		}
+		if err := writeReports(w, fmt.Sprintf("modes_dev.jsonl (%d rows), model trained on modes_train.jsonl and the extra rows", len(rows)), cfg, raw, thresholded); err != nil {
+			return err
+		}
 	}
 	return save(w, m, out)
 }

@@ -37,7 +37,7 @@ func TestEvalClassifiers(t *testing.T) {
 			}
 		}
 	}
-	require.Contains(t, text, "with the fallback (confidence < 0.70 counts as GENERAL)")
+	require.Contains(t, text, "with the fallback (confidence < 0.40 counts as GENERAL)")
 	require.Regexp(t, `together\s+p50`, text)
 	require.Regexp(t, `(?m)^as served\s+[01]\.\d{3} \[[01]\.\d{3}, [01]\.\d{3}\] \(\d+/200\)\s+[01]\.\d{3} \[`, text, "accuracy and false new-topic rate of the intent model as served")
 }

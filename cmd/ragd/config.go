@@ -66,7 +66,7 @@ type Config struct {
 	ContextTerms  int      `help:"Words the context search adds to the question." default:"3"`
 	Rules         []string `help:"A rule every context bundle carries (after the sticky invariants); repeat for more." name:"rule"`
 	ControlRatio  float64  `help:"Share (0..1) of new conversations given GENERAL budgets whatever their mode (the A/B control arm); 0 puts every conversation in treatment." default:"0"`
-	ModeThreshold float64  `help:"Mode classifier confidence (0..1) under which the mode is GENERAL; 0 never falls back." default:"0.7"`
+	ModeThreshold float64  `help:"Mode classifier confidence (0..1) under which the mode is GENERAL; 0 never falls back." default:"0.4"`
 	Compact       string   `help:"What of the conversation a context bundle carries: full (every message), sliding-window (the latest --compact-window messages), goal-boundary (the current goal's messages, earlier goals as capsules) or token-budget (every message until --compact-budget tokens, then the oldest goals as capsules)." default:"goal-boundary" enum:"full,sliding-window,goal-boundary,token-budget"`
 	CompactWindow int      `help:"Messages (at least 1) the sliding-window strategy keeps." default:"6"`
 	CompactBudget int      `help:"Tokens (at least 1) of messages and capsules the token-budget strategy keeps before it compacts the oldest goals." default:"2000"`

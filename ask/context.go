@@ -71,11 +71,7 @@ const (
 // unsure, when the conversation keeps switching, while the tenant's mode distribution drifts,
 // or while users' feedback says the classified mode is failing).
 func (p *Pipeline) detectMode(ctx context.Context, hint, text string, history []string, recent []mode.Mode) Mode {
-	prev := ""
-	if len(history) > 0 {
-		prev = history[len(history)-1]
-	}
-	r := Mode{Result: mode.Detect(p.cfg.Mode, hint, text, prev, recent)}
+	r := Mode{Result: mode.Detect(p.cfg.Mode, hint, text, previous(history), recent)}
 	if r.Source == mode.SourceMapped {
 		return r
 	}
@@ -98,6 +94,34 @@ func (p *Pipeline) detectMode(ctx context.Context, hint, text string, history []
 		p.Monitors.LowConfidence.Observe(r.Confidence)
 	}
 	return r
+}
+
+// previous is the user turn before the turn, as the mode classifier reads it: "" for none.
+func previous(history []string) string {
+	if len(history) == 0 {
+		return ""
+	}
+	return history[len(history)-1]
+}
+
+// messageSpans detects the invariant spans of the turn's message, whose mode m was classified
+// after the user turn prev.
+func messageSpans(message string, m Mode, prev string) []invariant.Span {
+	if debugging, ok := debuggingOf(m, prev); ok {
+		return invariant.Shipped().Detect(message, debugging)
+	}
+	return invariant.Detect(message)
+}
+
+// debuggingOf is the message's P(DEBUGGING) as the invariant detector reads it (the mode
+// classifier's, without a previous turn), when the turn's own classification m gave it: when
+// the classifier ran (no mapped hint) and read no previous turn. Otherwise ok is false.
+func debuggingOf(m Mode, prev string) (p float64, ok bool) {
+	if prev != "" {
+		return 0, false
+	}
+	p, ok = m.Probs[mode.Debugging]
+	return p, ok
 }
 
 // conversation is what the context stage reads of the conversation before the turn.

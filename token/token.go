@@ -10,6 +10,8 @@ import (
 
 	tiktoken "github.com/pkoukk/tiktoken-go"
 	tiktokenloader "github.com/pkoukk/tiktoken-go-loader"
+
+	"github.com/ragd/ragd/memo"
 )
 
 // Encoding is the BPE every count in ragd uses.
@@ -46,12 +48,12 @@ func Count(s string) int {
 	n, start := 0, 0
 	for i := 1; i < len(s); i++ {
 		if s[i] == ' ' && cuttable(s[:i]) {
-			n += words.count(s[start:i])
+			n += countWord(s[start:i])
 			start = i
 		}
 	}
 	if start < len(s) {
-		n += words.count(s[start:])
+		n += countWord(s[start:])
 	}
 	return n
 }
@@ -71,54 +73,19 @@ func cuttable(before string) bool {
 // encode counts a text with the encoder itself.
 func encode(s string) int { return len(encoding().EncodeOrdinary(s)) }
 
-// wordCache remembers the counts of short words, in shards that are cleared when full: a bounded
-// map, and a corpus's common words come back at once.
-type wordCache struct {
-	shards [wordShards]struct {
-		mu sync.RWMutex
-		m  map[string]int32
-	}
-}
+// words remembers the counts of short words (a corpus's common words come back at once), about
+// 256k of them, some 20 MB.
+var words = memo.New[int32](256 * 1024)
 
-const (
-	wordShards   = 32
-	shardEntries = 8192 // about 256k words, some 20 MB, in all
-	// longestWord is the longest text cached: longer ones (URLs, tables, scripts without spaces)
-	// are rare and would fill the cache.
-	longestWord = 48
-)
+// longestWord is the longest text remembered: longer ones (URLs, tables, scripts without spaces)
+// are rare and would fill the memo.
+const longestWord = 48
 
-var words wordCache
-
-func (c *wordCache) count(w string) int {
+func countWord(w string) int {
 	if len(w) > longestWord {
 		return encode(w)
 	}
-	sh := &c.shards[fnv32(w)%wordShards]
-	sh.mu.RLock()
-	n, ok := sh.m[w]
-	sh.mu.RUnlock()
-	if ok {
-		return int(n)
-	}
-	n = int32(encode(w))
-	sh.mu.Lock()
-	if sh.m == nil || len(sh.m) >= shardEntries {
-		sh.m = make(map[string]int32, shardEntries)
-	}
-	sh.m[strings.Clone(w)] = n
-	sh.mu.Unlock()
-	return int(n)
-}
-
-// fnv32 is FNV-1a, to pick a shard.
-func fnv32(s string) uint32 {
-	h := uint32(2166136261)
-	for i := 0; i < len(s); i++ {
-		h ^= uint32(s[i])
-		h *= 16777619
-	}
-	return h
+	return int(words.Get(w, func(w string) int32 { return int32(encode(w)) }))
 }
 
 // Truncate returns the longest prefix of s that holds at most max tokens, cut on a token boundary.

@@ -19,13 +19,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/blevesearch/bleve/v2/analysis"
-	"github.com/blevesearch/bleve/v2/analysis/lang/en"
-	"github.com/blevesearch/bleve/v2/registry"
 	"github.com/google/uuid"
 )
 
@@ -341,53 +337,6 @@ func cmpBool(a, b bool) int {
 		return 1
 	}
 	return -1
-}
-
-// analyzer is bleve's English analyzer: tokenize, drop possessives, lower-case, drop stop words,
-// Porter-stem. It is the one the BM25 index uses, so facts match the query as retrieval did.
-var analyzer = sync.OnceValue(func() analysis.Analyzer {
-	a, err := registry.NewCache().AnalyzerNamed(en.AnalyzerName)
-	if err != nil {
-		panic("citations: bleve's English analyzer is not registered: " + err.Error())
-	}
-	return a
-})
-
-// queryTerms returns the distinct analyzed terms of query, in order of first appearance.
-func queryTerms(query string) []string {
-	var terms []string
-	for _, tok := range analyzer().Analyze([]byte(query)) {
-		if t := string(tok.Term); !slices.Contains(terms, t) {
-			terms = append(terms, t)
-		}
-	}
-	return terms
-}
-
-// analyze splits text into sentences and counts, for each, its analyzed terms and the
-// occurrences of each query term. The text is analyzed once and the tokens dealt out to the
-// sentences by offset, which is cheaper than analyzing each sentence.
-func analyze(text string, terms []string) []candidate {
-	sentences := Sentences(text)
-	cs := make([]candidate, len(sentences))
-	tokens := analyzer().Analyze([]byte(text))
-	tf := make([]int, len(sentences)*len(terms)) // one allocation for every sentence's counts
-	k := 0
-	for i, s := range sentences {
-		c := candidate{Sentence: s, tf: tf[i*len(terms) : (i+1)*len(terms) : (i+1)*len(terms)], long: wordCount(s.Text) >= minWords}
-		for ; k < len(tokens) && tokens[k].Start < s.End; k++ {
-			tok := tokens[k]
-			if tok.Start < s.Start {
-				continue // in a list marker or other text between sentences
-			}
-			c.length++
-			if t := slices.Index(terms, string(tok.Term)); t >= 0 {
-				c.tf[t]++
-			}
-		}
-		cs[i] = c
-	}
-	return cs
 }
 
 // wordCount counts the words of s that hold a letter or digit, so a dash is not a word.

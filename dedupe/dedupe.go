@@ -124,7 +124,7 @@ func Groups(items []Item) []Group {
 	}
 
 	joinEqual(items, func(it Item) (string, bool) { return Key(it), true }, sameKey, join)
-	joinEqual(items, textHash, sameText, join)
+	joinEqual(items, textHashes(), sameText, join)
 	for r := overlap; r <= adjacent; r++ {
 		for i := range items {
 			for j := i + 1; j < len(items); j++ {
@@ -235,15 +235,19 @@ func pages(it Item) (start, end int, ok bool) {
 	return it.PageStart, max(it.PageEnd, it.PageStart), true
 }
 
-// textHash is the hash of an item's normalized text; ok is false when nothing is left to
-// compare. A hash instead of the text itself keeps the map small; SHA-256 so that a collision
-// can never merge two different passages.
-func textHash(it Item) (sum [sha256.Size]byte, ok bool) {
-	norm := appendNormal(make([]byte, 0, len(it.Text)), it.Text)
-	if len(norm) == 0 {
-		return sum, false
+// textHashes returns a function giving, item after item, the hash of its normalized text; ok is
+// false when nothing is left to compare. A hash instead of the text itself keeps the map small;
+// SHA-256 so that a collision can never merge two different passages. The normalized text is
+// hashed at once, so one buffer serves every item.
+func textHashes() func(Item) ([sha256.Size]byte, bool) {
+	var norm []byte
+	return func(it Item) (sum [sha256.Size]byte, ok bool) {
+		norm = appendNormal(norm[:0], it.Text)
+		if len(norm) == 0 {
+			return sum, false
+		}
+		return sha256.Sum256(norm), true
 	}
-	return sha256.Sum256(norm), true
 }
 
 // normalize lower-cases s, collapses each run of white space to one space and trims white space

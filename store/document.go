@@ -40,6 +40,9 @@ func (s *Store) SaveVersions(ctx context.Context, vs []ragd.NewVersion) ([]ragd.
 		results, err = tx.saveVersions(ctx, vs, keys)
 		return err
 	})
+	if err == nil && s.bulk != nil {
+		err = s.bulk.saved(ctx, s, len(vs))
+	}
 	return results, err
 }
 

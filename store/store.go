@@ -129,6 +129,7 @@ type Store struct {
 	searchSet bool
 	logger    *slog.Logger
 	health    *health
+	bulk      *bulkLoad // inside LoadThenIndex: the load's growth, for its statistics
 }
 
 // The command line hands *Store to ask, server, ingest and index as a ragd.Store; this fails the
@@ -301,7 +302,7 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Store) error) error {
 		return fmt.Errorf("store: begin: %w", err)
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	if err := fn(&Store{db: classifyDB{tx, s.health}, efSearch: s.efSearch, searchSet: s.searchSet, logger: s.logger, health: s.health}); err != nil {
+	if err := fn(&Store{db: classifyDB{tx, s.health}, efSearch: s.efSearch, searchSet: s.searchSet, logger: s.logger, health: s.health, bulk: s.bulk}); err != nil {
 		return err
 	}
 	if err := tx.Commit(ctx); err != nil {

@@ -54,8 +54,10 @@ func newMessage(msg string, debugging float64) *message {
 		debugging: debugging, memo: map[memoKey]bool{}}
 }
 
-// openFailureAt is the least P(DEBUGGING) at which a clause without a cue may be a failure.
-const openFailureAt = 0.5
+// FailureThreshold is the P(DEBUGGING) from which a message reports a current failure (the
+// modes' labelling rule 1): a clause without a cue may then be a failure, and the message has
+// one (see Detect). Chosen among 0.4 to 0.7 by grouped cross-validation (data/README.md).
+const FailureThreshold = 0.5
 
 // Debugging is the mode classifier's probability that msg is DEBUGGING, as the detector reads
 // it: without the previous turn, since a message's invariants are its own whatever came before.
@@ -189,7 +191,7 @@ var (
 	resolvedRe   = re(`\b(?:(?:is|are|was|got|been|it's|that's)\s+(?:\w+\s+)?(?:fixed|resolved|solved|sorted)|fixed (?:now|it)|resolved now|works now|working now|it's fine|is fine now|fine now|works on my machine|that works|it works|figured it out|found it)\b`)
 	// pastRe and presentRe place a failure in time: one told only in the past ("the build failed
 	// twice last week") is a story, not a blocker; one that is still happening is.
-	pastRe     = re(`\b(?:yesterday|last (?:week|night|month|year|time|sprint|friday|monday|tuesday|wednesday|thursday|saturday|sunday)|(?:days?|weeks?|months?|years?) ago|used to|previously|back then|earlier (?:this|today)|in the past|once before|the other day)\b`)
+	pastRe     = re(`\byesterday(?:$|[^'\w])|\b(?:last (?:week|night|month|year|time|sprint|friday|monday|tuesday|wednesday|thursday|saturday|sunday)|(?:days?|weeks?|months?|years?) ago|used to|previously|back then|earlier (?:this|today)|in the past|once before|the other day)\b`)
 	presentRe  = re(`\b(?:now|right now|currently|still|again|since|today|this morning|keeps?|every time|whenever|at the moment|anymore|any more)\b`)
 	hypoRe     = re(`\b(?:what would happen|what happens if|what if|in case|hypothetically|if it ever|suppose)\b`)
 	butWorksRe = re(`\b(?:but|still)\s+(?:\w+\s+)?(?:works|runs)\b|\bappears but\b`)
@@ -320,9 +322,7 @@ func candidates(v *view) (ok [len(classes)]bool, cued bool) {
 	corrects := v.is(correctLeadRe, sentence) || v.is(actuallyRe, text) || v.is(meantRe, sentence) ||
 		v.is(youSaidRe, sentence) || v.is(notXRe, text) || v.is(noLongerRe, text) || v.is(changeRe, text)
 	fails := failureWords(v) || v.is(errLineRe, line) || v.is(errCodeRe, text) || v.is(progressRe, text)
-	gone := v.is(resolvedRe, sentence) || v.is(hypoRe, sentence) || v.is(butWorksRe, sentence) ||
-		v.is(pastRe, sentence) && !v.is(presentRe, sentence) ||
-		asked && v.is(aboutWordsRe, sentence)
+	gone := settled(v, asked)
 	strong := v.is(mustRe, plainT) || v.is(neverRe, plainT) || v.is(alwaysRe, plainT) || v.is(requireRe, plainT) ||
 		v.is(hasToRe, plainT) || v.is(forbidRe, plainT) || v.is(conditionRe, plainT)
 	wished := v.is(softRe, text) && !strong
@@ -337,6 +337,15 @@ func candidates(v *view) (ok [len(classes)]bool, cued bool) {
 	return ok, rule || v.is(imperativeRe, lead) || corrects || fails
 }
 
+// settled reports whether the conventions rule out that clause v reports a current failure:
+// its sentence says the failure is fixed, hypothetical or only past, that the thing works, or it
+// asks about an error in general.
+func settled(v *view, asked bool) bool {
+	return v.is(resolvedRe, sentence) || v.is(hypoRe, sentence) || v.is(butWorksRe, sentence) ||
+		v.is(pastRe, sentence) && !v.is(presentRe, sentence) ||
+		asked && v.is(aboutWordsRe, sentence)
+}
+
 // open returns the classes a clause without any cue may take: every type but those the
 // conventions rule out whatever the words, as in candidates (a question, a waived need or a
 // wish is no rule; a fixed, past or hypothetical failure, or one asked about in general, is not
@@ -344,16 +353,14 @@ func candidates(v *view) (ok [len(classes)]bool, cued bool) {
 // cannot show that it contradicts an earlier one unless it says so, and saying so is a cue
 // ("no,", "actually", "I meant"). Without a word of failure, a clause may be a blocking error
 // only in a message the mode classifier reads as more likely DEBUGGING than not
-// (openFailureAt).
+// (FailureThreshold).
 func open(v *view) [len(classes)]bool {
 	asked := v.is(questionRe, text) || v.is(questionRe, sentence)
 	// Quoted words are someone else's: a rule in quoted docs is not the user's, while a quoted
 	// error may still be the failure.
 	rule := !asked && !v.is(notNeededRe, plainT) && !v.is(softRe, text) && !v.is(quotedRe, raw)
-	gone := v.is(resolvedRe, sentence) || v.is(hypoRe, sentence) || v.is(butWorksRe, sentence) ||
-		v.is(pastRe, sentence) && !v.is(presentRe, sentence) ||
-		asked && v.is(aboutWordsRe, sentence)
-	failure := !gone && v.msg.debugging >= openFailureAt
+	gone := settled(v, asked)
+	failure := !gone && v.msg.debugging >= FailureThreshold
 	return [len(classes)]bool{true, rule, false, rule, failure}
 }
 

@@ -21,7 +21,13 @@ import (
 // its span is the error text when one is pasted: when any clause is labelled a blocking error,
 // the message's span is the most telling pasted error (a line that reads like tool output, or
 // quoted text with an error in it: the exception line of a traceback, not its frames), and only
-// when nothing is pasted, the failure clause the model is surest of.
+// when nothing is pasted, the first failure clause not told in the past (a report states the
+// failure, then its details).
+//
+// A message that the mode classifier reads as DEBUGGING (P >= FailureThreshold) reports a
+// current failure by the modes' labelling rule 1, and by ours that failure is a blocking error:
+// when no clause reaches a threshold as one, the clause likeliest to be it is taken, however it
+// is worded, unless the conventions rule it out (fixed, past, hypothetical).
 func Detect(message string) []Span {
 	return detect(shipped(), message, Debugging(message))
 }
@@ -31,6 +37,7 @@ type labelled struct {
 	clause
 	class int     // index into classes
 	p     float64 // the model's probability of class
+	past  bool    // the clause itself is told in the past ("the build failed twice last week, …")
 }
 
 // detect is Detect with given models and P(DEBUGGING), so that cross-validation runs the same
@@ -39,9 +46,12 @@ func detect(m Models, msg string, debugging float64) []Span {
 	cs := clauses(msg)
 	mm := newMessage(msg, debugging)
 	ls := make([]labelled, len(cs))
+	xs := make([]instance, len(cs))
+	found := false
 	for i, c := range cs {
 		v := newView(msg, c, mm)
 		x := instanceOf(v)
+		xs[i] = x
 		if x.allowed == noneOnly {
 			// Every cue is ruled out by the conventions (a failure told in the past, a
 			// question about a rule): nothing to weigh.
@@ -49,15 +59,45 @@ func detect(m Models, msg string, debugging float64) []Span {
 			continue
 		}
 		k, p := m.judge(x.in, x.allowed, x.cued)
-		ls[i] = labelled{clause: c, class: k, p: p}
+		ls[i] = labelled{clause: c, class: k, p: p, past: v.is(pastRe, text) && !v.is(presentRe, text)}
+		found = found || k == blocking
+	}
+	if debugging >= FailureThreshold && !found {
+		ls = failureOf(m, ls, xs)
 	}
 	return assemble(msg, ls)
+}
+
+// failureOf labels as the blocking error the clause of a failing message likeliest to be one,
+// among those the conventions allow.
+func failureOf(m Models, ls []labelled, xs []instance) []labelled {
+	best, most := -1, 0.0
+	for i, x := range xs {
+		if x.settled || ls[i].class != 0 {
+			continue
+		}
+		allowed, cued := x.allowed, x.cued
+		if !allowed[blocking] {
+			// No cue of failure: the message's failure may still be told in any words.
+			allowed, cued = [len(classes)]bool{true, false, false, false, true}, false
+		}
+		if p := m.failure(x.in, allowed, cued); p > most {
+			best, most = i, p
+		}
+	}
+	if best >= 0 {
+		ls[best].class, ls[best].p = blocking, most
+	}
+	return ls
 }
 
 // Detect is Detect with these models and the message's P(DEBUGGING) given (see Debugging), for
 // evaluating models that are not the embedded ones, or on turns the mode classifier was trained
 // on, which need out-of-fold probabilities.
 func (m Models) Detect(msg string, debugging float64) []Span { return detect(m, msg, debugging) }
+
+// blocking is the index of Blocking in classes.
+const blocking = 4
 
 // noneOnly is the candidate set of a clause that may take no type.
 var noneOnly = [len(classes)]bool{true}
@@ -68,6 +108,8 @@ type instance struct {
 	in      classify.Input
 	allowed [len(classes)]bool
 	cued    bool
+	// settled: the conventions rule out that the clause reports a current failure.
+	settled bool
 }
 
 func instanceOf(v *view) instance {
@@ -77,16 +119,18 @@ func instanceOf(v *view) instance {
 		x.allowed = open(v)
 	}
 	x.cued = cued
-	if x.allowed != noneOnly {
+	x.settled = settled(v, v.is(questionRe, text) || v.is(questionRe, sentence))
+	if x.allowed != noneOnly || !x.settled {
 		x.in = clauseInput(v, features(v))
 	}
 	return x
 }
 
-// clauseFeatures cuts msg into clauses and returns each as the models see it, for training.
-func clauseFeatures(msg string) ([]clause, []instance) {
+// clauseFeatures cuts msg into clauses and returns each as the models see it, for training;
+// debugging is the message's P(DEBUGGING).
+func clauseFeatures(msg string, debugging float64) ([]clause, []instance) {
 	cs := clauses(msg)
-	m := newMessage(msg, Debugging(msg))
+	m := newMessage(msg, debugging)
 	xs := make([]instance, len(cs))
 	for i, c := range cs {
 		xs[i] = instanceOf(newView(msg, c, m))
@@ -146,7 +190,7 @@ func dropFiller(msg string, s segment) segment {
 func keyFailure(msg string, ls []labelled) (Span, bool) {
 	sure := -1
 	for i, l := range ls {
-		if classes[l.class] == Blocking && (sure < 0 || l.p > ls[sure].p) {
+		if classes[l.class] == Blocking && (sure < 0 || ls[sure].past && !l.past) {
 			sure = i
 		}
 	}

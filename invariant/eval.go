@@ -109,6 +109,15 @@ func Evaluate(exs []Example, detect func(string) []Span) Report {
 	return r
 }
 
+// EvaluateByID scores spans already found, such as cross-validation's, given by example ID.
+func EvaluateByID(exs []Example, spans map[string][]Span) Report {
+	r := newReport()
+	for _, ex := range exs {
+		r.add(ex, spans[ex.ID])
+	}
+	return r
+}
+
 func newReport() Report {
 	r := Report{Types: map[Type]*Counts{}}
 	for _, t := range Types {

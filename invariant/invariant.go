@@ -9,14 +9,17 @@
 // conventions no weight should overrule: a question or "it's not required" is no requirement, a
 // failure that is fixed, hypothetical or told only in the past ("the build failed twice last
 // week") is not blocking. The decision favours recall where a miss costs most: a clause is
-// sticky at a probability of 0.3, and a rule that may be a safety requirement is one when that
-// type has 0.3 of the type model's weight. Spans are then put together: adjacent clauses of one
-// type merge, and a message's blocking error is its pasted error text when it has one.
+// sticky at a probability of 0.3. A message that the mode classifier reads as DEBUGGING reports a
+// current failure, so it gets one even when no clause reaches a threshold: the clause likeliest
+// to be it (Detect). Spans are then put together: adjacent clauses of one type merge, and a
+// message's blocking error is its pasted error text when it has one.
 //
-// The models are trained on invariants_train.jsonl and the rows of data/invariants_extra.jsonl
-// (real MultiWOZ turns and messages written for coverage; see data/README.md) by `go generate
-// ./invariant`; TestReport prints grouped cross-validation, and `ragd eval classifiers
-// --invariants FILE` scores the shipped models on any labelled file.
+// The models are trained by `go generate ./invariant` on every labelled file (Data): the rows of
+// invariants_train.jsonl, the turns of modes_train.jsonl labelled for invariants, real turns,
+// and the extra rows of data/invariants_extra.jsonl (real MultiWOZ and MTRAG turns and messages
+// written for coverage; see data/README.md). The trainer prints grouped cross-validation by file;
+// data/invariants_check.jsonl is never trained on, and `ragd eval classifiers --invariants FILE`
+// scores the shipped models on it or on any labelled file.
 package invariant
 
 // Type is the kind of a sticky invariant.

@@ -103,6 +103,12 @@ func TestDetect(t *testing.T) {
 		{"uncued failure, wrong output", "since the upgrade every call to /export gives back `{\"rows\": []}` for tenants with more than 10 projects",
 			[]want{{Blocking, "since the upgrade every call to /export gives back `{\"rows\": []}` for tenants with more than 10 projects"}}},
 		{"uncued failure, fixed", "the nightly backup job exited right away with `no space left on device` last week, we fixed it", nil},
+		// A message the mode classifier reads as DEBUGGING reports a failure even when no
+		// clause reaches a threshold; "yesterday's figures" is no past tense.
+		{"failing message, no failure words", "the PDF export cuts every table in half at the page edge",
+			[]want{{Blocking, "the PDF export cuts every table in half at the page edge"}}},
+		{"failing message, yesterday's", "the totals on the invoice page show yesterday's figures even after a reload, what am I missing?",
+			[]want{{Blocking, "the totals on the invoice page show yesterday's figures even after a reload, what am I missing?"}}},
 		{"empty", "", nil},
 		{"blank", " \n\t ", nil},
 	} {

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ragd/ragd/classify"
 	"github.com/ragd/ragd/internal/modeltest"
 )
 
@@ -20,26 +23,36 @@ func loadExamples(t *testing.T) []Example {
 	return exs
 }
 
-func loadExtra(t *testing.T) []Example {
-	t.Helper()
-	exs, err := LoadExamples(filepath.Join("data", "invariants_extra.jsonl"))
-	require.NoError(t, err)
-	return exs
+// loaded is the detector's data, read once for the package's tests: reading it
+// cross-validates the mode model for its out-of-fold probabilities.
+var loaded struct {
+	sync.Once
+	d   Data
+	err error
 }
 
-// TestReport prints the detector's precision and recall on invariants_train.jsonl:
+func data(t *testing.T) Data {
+	t.Helper()
+	labels := filepath.Join(modeltest.SharedDir(t), "data", "labels")
+	loaded.Do(func() { loaded.d, loaded.err = LoadData(labels, ".", 5) })
+	require.NoError(t, loaded.err)
+	return loaded.d
+}
+
+// TestReport prints the detector's precision and recall on its labelled rows (Data.Rows):
 //
 //	go test ./invariant -run TestReport -v
 //
 // Two tables: grouped 5-fold cross-validation (models trained on four folds and the extra rows,
-// scored on the fifth; the cues were written from the labelling conventions and these messages,
-// so even this flatters them), and the shipped models on their own training data, which only
-// shows how much they fit. Unseen labelled messages are the independent check
+// scored on the fifth; the cues were written from the labelling conventions and the rows of
+// invariants_train.jsonl, so even this flatters them), and the shipped models on their own
+// training data, which only shows how much they fit. Unseen labelled messages are the independent check
 // (`ragd eval classifiers --invariants FILE`).
 func TestReport(t *testing.T) {
 	t.Parallel()
-	exs := loadExamples(t)
-	cv, err := CrossValidate(exs, loadExtra(t), 5, TrainOptions())
+	d := data(t)
+	exs := d.Rows
+	cv, _, err := CrossValidate(exs, d.Extra, 5, TrainOptions(), d.Debugging)
 	require.NoError(t, err)
 	fit := Evaluate(exs, Detect)
 
@@ -71,12 +84,13 @@ func TestReport(t *testing.T) {
 // `go generate ./invariant` produces.
 func TestEmbeddedModelsAreReproducible(t *testing.T) {
 	t.Parallel()
-	m, err := Train(append(loadExamples(t), loadExtra(t)...), TrainOptions())
+	d := data(t)
+	m, err := Train(append(slices.Clip(d.Rows), d.Extra...), TrainOptions(), d.Debugging)
 	require.NoError(t, err)
-	var buf bytes.Buffer
-	require.NoError(t, m.Sticky.Save(&buf))
-	modeltest.SameModel(t, stickyJSON, buf.Bytes(), "invariant/model_sticky.json is stale: run go generate ./invariant")
-	buf.Reset()
-	require.NoError(t, m.Type.Save(&buf))
-	modeltest.SameModel(t, typeJSON, buf.Bytes(), "invariant/model_type.json is stale: run go generate ./invariant")
+	for i, got := range []*classify.Model{m.Sticky, m.Type, m.UncuedSticky, m.UncuedType} {
+		var buf bytes.Buffer
+		require.NoError(t, got.Save(&buf))
+		want := [...][]byte{stickyJSON, typeJSON, uncuedStickyJSON, uncuedTypeJSON}[i]
+		modeltest.SameModel(t, want, buf.Bytes(), "invariant/"+ModelFiles[i]+" is stale: run go generate ./invariant")
+	}
 }

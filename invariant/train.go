@@ -2,11 +2,78 @@ package invariant
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/ragd/ragd/classify"
+	"github.com/ragd/ragd/mode"
 )
+
+// Data is what the detector learns from. Rows are labelled user turns that grouped
+// cross-validation scores (each in its fold, trained on in the others); Files names each row's
+// file. Extra rows, written for coverage or drawn for their words, only ever train.
+type Data struct {
+	Rows  []Example
+	Files []string
+	Extra []Example
+	// Debugging is P(DEBUGGING) of a message as the detector reads it (Debugging), except for
+	// the turns of modes_train.jsonl: the mode model was trained on them, so they get the
+	// out-of-fold probability of its grouped cross-validation, as an unseen turn would.
+	Debugging func(string) float64
+}
+
+// RowFiles are the files of Data.Rows: the shared training file, then the turns of
+// modes_train.jsonl and the real turns labelled for invariants (data/README.md).
+var RowFiles = []string{"invariants_train.jsonl", "data/invariants_select.jsonl", "data/invariants_real.jsonl"}
+
+// LoadData reads the detector's data: invariants_train.jsonl and modes_train.jsonl from labels
+// (../shared/data/labels), the rest from the package directory dir, and the mode model's
+// extra rows from dir/../mode/data.
+func LoadData(labels, dir string, folds int) (Data, error) {
+	var d Data
+	for i, f := range RowFiles {
+		path := filepath.Join(dir, f)
+		if i == 0 {
+			path = filepath.Join(labels, f)
+		}
+		exs, err := LoadExamples(path)
+		if err != nil {
+			return Data{}, err
+		}
+		d.Rows = append(d.Rows, exs...)
+		for range exs {
+			d.Files = append(d.Files, f)
+		}
+	}
+	var err error
+	if d.Extra, err = LoadExamples(filepath.Join(dir, "data", "invariants_extra.jsonl")); err != nil {
+		return Data{}, err
+	}
+	modes, err := mode.LoadExamples(filepath.Join(labels, "modes_train.jsonl"))
+	if err != nil {
+		return Data{}, err
+	}
+	modesExtra, err := mode.LoadExamples(filepath.Join(dir, "..", "mode", "data", "modes_extra.jsonl"))
+	if err != nil {
+		return Data{}, err
+	}
+	preds, err := mode.CrossValidate(modes, modesExtra, folds, mode.TrainOptions())
+	if err != nil {
+		return Data{}, err
+	}
+	outOfFold := make(map[string]float64, len(preds))
+	for i, p := range preds {
+		outOfFold[strings.TrimSpace(modes[i].Text)] = p.Probs[slices.Index(p.Labels, string(mode.Debugging))]
+	}
+	d.Debugging = func(msg string) float64 {
+		if p, ok := outOfFold[strings.TrimSpace(msg)]; ok {
+			return p
+		}
+		return Debugging(msg)
+	}
+	return d, nil
+}
 
 // TrainOptions are the models' hyperparameters, chosen by grouped cross-validation on
 // invariants_train.jsonl (see CrossValidate).
@@ -34,10 +101,9 @@ func group(ex Example) string {
 // elsewhere ("npm install fails on CI:" above the npm ERR! line). The convention labels one
 // failure per message, the pasted error when there is one, and Detect picks that span itself;
 // teaching the model that the other reports are no failure would teach it something false.
-func trainingClauses(exs []Example, uncued bool) (sticky, typed []classify.Example) {
-	blocking := slices.Index(classes[:], Blocking)
+func trainingClauses(exs []Example, uncued bool, debugging func(string) float64) (sticky, typed []classify.Example) {
 	for _, ex := range exs {
-		cs, fs := clauseFeatures(ex.Text)
+		cs, fs := clauseFeatures(ex.Text, debugging(ex.Text))
 		failed := slices.ContainsFunc(ex.Labels, func(l Label) bool { return l.Type == Blocking })
 		for i, c := range cs {
 			if fs[i].allowed == noneOnly || !fs[i].cued && !uncued {
@@ -66,11 +132,12 @@ func trainingClauses(exs []Example, uncued bool) (sticky, typed []classify.Examp
 }
 
 // Train fits the clause models on labelled messages: the cued pair on clauses with a cue, the
-// un-cued pair on every clause.
-func Train(exs []Example, opts classify.Options) (Models, error) {
+// un-cued pair on every clause. debugging gives a message's P(DEBUGGING) (Debugging, or
+// out-of-fold probabilities for messages the mode model was trained on).
+func Train(exs []Example, opts classify.Options, debugging func(string) float64) (Models, error) {
 	m := Models{StickyAt: StickyThreshold, SafetyAt: SafetyShare, UncuedAt: UncuedThreshold}
 	for _, uncued := range []bool{false, true} {
-		sticky, typed := trainingClauses(exs, uncued)
+		sticky, typed := trainingClauses(exs, uncued, debugging)
 		s, err := classify.Train(sticky, opts)
 		if err != nil {
 			return Models{}, fmt.Errorf("invariant: sticky model: %w", err)
@@ -107,34 +174,21 @@ func stratum(ex Example) string {
 // CrossValidate scores the detector on rows by k-fold cross-validation, folds stratified by
 // stratum and grouped by conversation: for each fold, models trained on the other folds plus
 // extra (less any extra row of a conversation in the fold) detect the fold's messages. Only rows
-// are scored, so extra data, written for coverage, never grades itself.
-func CrossValidate(rows, extra []Example, k int, opts classify.Options) (Report, error) {
-	rs, err := CrossValidateAt(rows, extra, k, opts, [][2]float64{{StickyThreshold, SafetyShare}})
-	if err != nil {
-		return Report{}, err
-	}
-	return rs[0], nil
-}
-
-// CrossValidateAt is CrossValidate for several pairs of thresholds (sticky, safety) at once:
-// the models of a fold are trained once and decide at each pair.
-func CrossValidateAt(rows, extra []Example, k int, opts classify.Options, at [][2]float64) ([]Report, error) {
+// are scored, so extra data, written for coverage, never grades itself. debugging is as for
+// Train. It returns the report and each row's spans.
+func CrossValidate(rows, extra []Example, k int, opts classify.Options, debugging func(string) float64) (Report, [][]Span, error) {
 	strata := make([]string, len(rows))
 	groups := make([]string, len(rows))
 	for i, ex := range rows {
 		strata[i], groups[i] = stratum(ex), group(ex)
 	}
 	folds := classify.Folds(strata, groups, k, opts.Seed)
-	rs := make([]Report, len(at))
-	for i := range rs {
-		rs[i] = newReport()
-	}
+	spans := make([][]Span, len(rows))
 	for f := range k {
-		var tr, te []Example
+		var tr []Example
 		held := map[string]bool{}
 		for i, ex := range rows {
 			if folds[i] == f {
-				te = append(te, ex)
 				held[groups[i]] = true
 			} else {
 				tr = append(tr, ex)
@@ -145,16 +199,19 @@ func CrossValidateAt(rows, extra []Example, k int, opts classify.Options, at [][
 				tr = append(tr, ex)
 			}
 		}
-		m, err := Train(tr, opts)
+		m, err := Train(tr, opts, debugging)
 		if err != nil {
-			return nil, err
+			return Report{}, nil, err
 		}
-		for i, a := range at {
-			m.StickyAt, m.SafetyAt = a[0], a[1]
-			for _, ex := range te {
-				rs[i].add(ex, detect(m, ex.Text, Debugging(ex.Text)))
+		for i, ex := range rows {
+			if folds[i] == f {
+				spans[i] = m.Detect(ex.Text, debugging(ex.Text))
 			}
 		}
 	}
-	return rs, nil
+	r := newReport()
+	for i, ex := range rows {
+		r.add(ex, spans[i])
+	}
+	return r, spans, nil
 }

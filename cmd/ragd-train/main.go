@@ -24,7 +24,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/ragd/ragd/classify"
 	"github.com/ragd/ragd/intent"
@@ -172,33 +171,42 @@ func trainMode(w io.Writer, data, out string, folds int, dev bool) error {
 	return save(w, m, out)
 }
 
-// trainInvariant reports grouped cross-validation on invariants_train.jsonl (extra rows in
-// training folds only), trains on both files and writes the four models into the directory out.
-// The models read the embedded mode model's output, so retrain them after the mode model.
+// trainInvariant reports grouped cross-validation over every labelled invariant file (the
+// extra rows in training folds only), by file and pooled, trains on all of them and writes the
+// four models into the directory out. The models read the embedded mode model's output, so
+// retrain them after the mode model.
 func trainInvariant(w io.Writer, data, out string, folds int) error {
-	train, err := invariant.LoadExamples(filepath.Join(data, "invariants_train.jsonl"))
-	if err != nil {
-		return err
-	}
-	extra, err := invariant.LoadExamples(filepath.Join(packageDir(out, out, "invariant"), "data", "invariants_extra.jsonl"))
+	d, err := invariant.LoadData(data, packageDir(out, out, "invariant"), folds)
 	if err != nil {
 		return err
 	}
 	opts := invariant.TrainOptions()
-	r, err := invariant.CrossValidate(train, extra, folds, opts)
+	all, spans, err := invariant.CrossValidate(d.Rows, d.Extra, folds, opts, d.Debugging)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "invariant: %d-fold cross-validation on invariants_train.jsonl (%d messages; %d extra rows in training folds only)\n\n",
-		folds, len(train), len(extra))
-	if err := r.WriteText(w); err != nil {
+	fmt.Fprintf(w, "invariant: %d-fold grouped cross-validation (%d messages; %d extra rows in training folds only)\n",
+		folds, len(d.Rows), len(d.Extra))
+	for _, f := range invariant.RowFiles {
+		var rows []invariant.Example
+		got := map[string][]invariant.Span{}
+		for i, ex := range d.Rows {
+			if d.Files[i] == f {
+				rows = append(rows, ex)
+				got[ex.ID] = spans[i]
+			}
+		}
+		fmt.Fprintf(w, "\n%s (%d messages)\n", f, len(rows))
+		if err := invariant.EvaluateByID(rows, got).WriteText(w); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(w, "\nall files\n")
+	if err := all.WriteText(w); err != nil {
 		return err
 	}
-	m, err := invariant.Train(append(train, extra...), opts)
+	m, err := invariant.Train(append(d.Rows, d.Extra...), opts, d.Debugging)
 	if err != nil {
-		return err
-	}
-	if err := selectionReport(w, data, packageDir(out, out, "invariant"), m, folds); err != nil {
 		return err
 	}
 	if out == "" {
@@ -210,45 +218,6 @@ func trainInvariant(w io.Writer, data, out string, folds int) error {
 		}
 	}
 	return nil
-}
-
-// selectionReport scores the trained invariant models on the selection files (invariant/data
-// README), which no cue word was written from and nothing trains on. Their turns of
-// modes_train.jsonl get the mode classifier's out-of-fold P(DEBUGGING), from the same grouped
-// cross-validation as -task mode: the shipped mode model was trained on them.
-func selectionReport(w io.Writer, data, dir string, m invariant.Models, folds int) error {
-	modes, err := mode.LoadExamples(filepath.Join(data, "modes_train.jsonl"))
-	if err != nil {
-		return err
-	}
-	modesExtra, err := mode.LoadExamples(filepath.Join(dir, "..", "mode", "data", "modes_extra.jsonl"))
-	if err != nil {
-		return err
-	}
-	preds, err := mode.CrossValidate(modes, modesExtra, folds, mode.TrainOptions())
-	if err != nil {
-		return err
-	}
-	outOfFold := map[string]float64{}
-	for i, p := range preds {
-		outOfFold[strings.TrimSpace(modes[i].Text)] = p.Probs[slices.Index(p.Labels, string(mode.Debugging))]
-	}
-	debugging := func(msg string) float64 {
-		if p, ok := outOfFold[strings.TrimSpace(msg)]; ok {
-			return p
-		}
-		return invariant.Debugging(msg)
-	}
-	var rows []invariant.Example
-	for _, f := range []string{"invariants_select.jsonl", "invariants_real.jsonl"} {
-		exs, err := invariant.LoadExamples(filepath.Join(dir, "data", f))
-		if err != nil {
-			return err
-		}
-		rows = append(rows, exs...)
-	}
-	fmt.Fprintf(w, "\ninvariant: selection set, invariants_select.jsonl and invariants_real.jsonl (%d messages), models trained on both training files\n\n", len(rows))
-	return invariant.Evaluate(rows, func(msg string) []invariant.Span { return m.Detect(msg, debugging(msg)) }).WriteText(w)
 }
 
 // packageDir is the directory of the package whose extra rows are read: the one the model is

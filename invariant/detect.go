@@ -73,8 +73,11 @@ func detect(m Models, msg string, debugging float64) []Span {
 func failureOf(m Models, ls []labelled, xs []instance) []labelled {
 	best, most := -1, 0.0
 	for i, x := range xs {
-		if x.settled || ls[i].class != 0 {
+		if ls[i].class != 0 || settled(x.v, x.v.is(questionRe, text) || x.v.is(questionRe, sentence)) {
 			continue
+		}
+		if x.allowed == noneOnly {
+			x.in = clauseInput(x.v, features(x.v))
 		}
 		allowed, cued := x.allowed, x.cued
 		if !allowed[blocking] {
@@ -108,8 +111,7 @@ type instance struct {
 	in      classify.Input
 	allowed [len(classes)]bool
 	cued    bool
-	// settled: the conventions rule out that the clause reports a current failure.
-	settled bool
+	v       *view // for the failure of a failing message (failureOf)
 }
 
 func instanceOf(v *view) instance {
@@ -119,8 +121,8 @@ func instanceOf(v *view) instance {
 		x.allowed = open(v)
 	}
 	x.cued = cued
-	x.settled = settled(v, v.is(questionRe, text) || v.is(questionRe, sentence))
-	if x.allowed != noneOnly || !x.settled {
+	x.v = v
+	if x.allowed != noneOnly {
 		x.in = clauseInput(v, features(v))
 	}
 	return x

@@ -10,7 +10,10 @@ import (
 
 // Strings remembers a pure function's results by key. It holds at most about the number of
 // entries New was given: the map is cut into shards, and a shard that is full is emptied, so
-// the common keys come back at once and no input can grow it without bound.
+// the common keys come back at once and no input can grow it without bound. The shards grow as
+// keys come rather than being made at their full size: a lookup's cost is memory (the slot and
+// the key's bytes are seldom in the cache), and the keys in use then sit in as small a table as
+// holds them.
 type Strings[V any] struct {
 	perShard int
 	shards   [shards]shard[V]
@@ -60,7 +63,7 @@ func (c *Strings[V]) GetBytes(key []byte, f func(string) V) V {
 func (c *Strings[V]) put(sh *shard[V], key string, v V) {
 	sh.mu.Lock()
 	if sh.m == nil || len(sh.m) >= c.perShard {
-		sh.m = make(map[string]V, c.perShard)
+		sh.m = map[string]V{}
 	}
 	sh.m[key] = v
 	sh.mu.Unlock()

@@ -85,22 +85,33 @@ func Open(dir string, logger *slog.Logger) (*Index, error) { return open(dir, lo
 
 // Options tune how the index searches. The zero value searches exactly.
 type Options struct {
-	// FrequentShare, when above 0, makes Search run in two phases when the question has both
-	// frequent words (found in more than this share of the tenant's chunks) and others: the
-	// other words alone find Candidates chunks, which the whole question then ranks. bleve
-	// scores every posting of every word, and at scale the frequent words' postings are most
-	// of a search's work (at 100k chunks, words above 5% hold 80% of the postings SciFact's
-	// questions read). The result differs from the exact search only when a chunk it ranks
-	// in the top n is not among the candidates. 0 (the default) searches exactly.
+	// FrequentChunks, when above 0, bounds the work of a search whose question has words found
+	// in more than this many of the tenant's chunks (frequent words) and others: see
+	// boundedSearch. A corpus of at most this many chunks is searched exactly, whatever its
+	// questions. 0 leaves it to FrequentShare.
+	FrequentChunks int
+	// FrequentShare, when above 0, also makes words found in more than this share of the
+	// tenant's chunks frequent. 0 leaves it to FrequentChunks; both 0 search exactly.
 	FrequentShare float64
-	// Candidates is how many chunks the first phase finds (at least the n asked for).
+	// Candidates is the most chunks a bounded search checks for the frequent words (at least
+	// the n asked for, and a few more for ties).
 	Candidates int
+}
+
+// bounded reports whether searches may use the bounded search.
+func (o Options) bounded() bool { return o.FrequentChunks > 0 || o.FrequentShare > 0 }
+
+// frequent reports whether a word found in df of docs chunks is frequent.
+func (o Options) frequent(df, docs uint64) bool {
+	return (o.FrequentChunks > 0 && df > uint64(o.FrequentChunks)) ||
+		(o.FrequentShare > 0 && float64(df) > o.FrequentShare*float64(docs))
 }
 
 // OpenWith is Open with search options.
 func OpenWith(dir string, logger *slog.Logger, o Options) (*Index, error) {
-	if o.FrequentShare < 0 || o.FrequentShare >= 1 || (o.FrequentShare > 0 && o.Candidates < 1) {
-		return nil, fmt.Errorf("index: frequent share %g must be in [0, 1) and candidates %d at least 1", o.FrequentShare, o.Candidates)
+	if o.FrequentShare < 0 || o.FrequentShare >= 1 || o.FrequentChunks < 0 || (o.bounded() && o.Candidates < 1) {
+		return nil, fmt.Errorf("index: frequent share %g must be in [0, 1), frequent chunks %d not negative and candidates %d at least 1",
+			o.FrequentShare, o.FrequentChunks, o.Candidates)
 	}
 	ix, err := open(dir, logger, false)
 	if err != nil {
@@ -323,59 +334,33 @@ func (ix *Index) DocCount() (uint64, error) {
 
 // Search returns the n chunks of ctx's tenant that score highest by BM25 for text. The text is
 // analyzed as words and never parsed as query syntax, so "+foo -bar title:x" is just five words.
+// With Options.FrequentChunks or FrequentShare, a question with frequent words is searched by
+// the bounded search, whose work does not grow with those words' postings.
 func (ix *Index) Search(ctx context.Context, text string, n int) ([]ragd.Hit, error) {
-	if ix.opts.FrequentShare == 0 || n < 1 {
-		return ix.SearchIn(ctx, text, n, nil)
-	}
-	rare, err := ix.rareTerms(ctx, text)
-	if err != nil {
-		return nil, err
-	}
-	if len(rare.Disjuncts) == 0 {
-		return ix.SearchIn(ctx, text, n, nil)
-	}
-	candidates, err := ix.top(ctx, rare, max(ix.opts.Candidates, n))
-	if err != nil {
-		return nil, err
-	}
-	ids := make([]int64, len(candidates))
-	for i, h := range candidates {
-		ids[i] = h.ChunkID
-	}
-	return ix.SearchIn(ctx, text, n, ids)
-}
-
-// rareTerms is the first phase's query: text's words found in at most Options.FrequentShare of
-// ctx's tenant's chunks, each a clause as in a match query. It has no clause when the first
-// phase would not save anything: every word is frequent, or none is.
-func (ix *Index) rareTerms(ctx context.Context, text string) (*query.DisjunctionQuery, error) {
-	s, done, err := ix.reader(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	var terms []string
-	for _, tok := range english().Analyze([]byte(text)) {
-		terms = append(terms, string(tok.Term))
-	}
-	n, dfs, err := s.termCounts("_all", terms)
-	if err != nil {
-		return nil, err
-	}
-	var rare []query.Query
-	for _, t := range terms {
-		if float64(dfs[t]) <= ix.opts.FrequentShare*float64(n) {
-			q := query.NewTermQuery(t)
-			q.SetField("_all")
-			rare = append(rare, q)
+	if n >= 1 && ix.opts.bounded() {
+		hits, ok, err := ix.bounded(ctx, text, n)
+		if err != nil || ok {
+			return hits, err
 		}
 	}
-	if len(rare) == len(terms) {
-		rare = nil
+	return ix.SearchIn(ctx, text, n, nil)
+}
+
+// bounded is Search by the bounded search; false when the question has no frequent word.
+func (ix *Index) bounded(ctx context.Context, text string, n int) ([]ragd.Hit, bool, error) {
+	s, done, err := ix.reader(ctx)
+	if err != nil {
+		return nil, false, err
 	}
-	q := query.NewDisjunctionQuery(rare)
-	q.SetMin(1)
-	return q, nil
+	defer done()
+	hits, ok, err := s.boundedSearch(ctx, Terms(text), n, ix.opts.Candidates, ix.opts.frequent)
+	if err != nil || !ok {
+		return nil, ok, err
+	}
+	if hits, err = ix.tenants(ctx, s, hits); err != nil {
+		return nil, false, err
+	}
+	return ranked(hits, n), true, nil
 }
 
 // SearchIn is Search among the given chunks only; nil means every chunk.
@@ -463,6 +448,11 @@ func (ix *Index) top(ctx context.Context, q query.Query, n int) ([]ragd.Hit, err
 	if hits, err = ix.tenants(ctx, s, hits); err != nil {
 		return nil, err
 	}
+	return ranked(hits, n), nil
+}
+
+// ranked orders hits by score, ties in chunk id order, and returns the first n, ranked.
+func ranked(hits []ragd.Hit, n int) []ragd.Hit {
 	slices.SortStableFunc(hits, func(a, b ragd.Hit) int {
 		return cmp.Or(cmp.Compare(tied(b.Score), tied(a.Score)), cmp.Compare(a.ChunkID, b.ChunkID))
 	})
@@ -470,7 +460,7 @@ func (ix *Index) top(ctx context.Context, q query.Query, n int) ([]ragd.Hit, err
 	for i := range hits {
 		hits[i].Rank = i + 1
 	}
-	return hits, nil
+	return hits
 }
 
 // tenants keeps the hits the index marks as chunks of ctx's tenant: a second wall behind the

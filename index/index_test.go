@@ -251,11 +251,12 @@ func TestCompactMergesIntoOneSegment(t *testing.T) {
 	require.Len(t, b.search(t, ix, "smoke alarm"), 3, "every chunk is still found")
 }
 
-// With a frequent-word share, a question that has frequent and rare words first finds
-// candidates by its rare words, then ranks them by all its words: the same hits as the exact
-// search for the chunks that have a rare word, and no chunk that has only frequent words.
-// The zero Options search exactly.
-func TestTwoPhaseSearchRanksRareWordCandidates(t *testing.T) {
+// With a frequent-word bound, a question that has frequent and rare words is searched by the
+// bounded search: the chunks that have a rare word, scored as bleve scores them (a frequent word
+// found once in a chunk scores exactly), and no chunk that has only frequent words. A question
+// of frequent words only is searched by its rarest, and a corpus no larger than the bound is
+// searched exactly. The zero Options search exactly.
+func TestBoundedSearchRanksRareWordChunks(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	texts := []string{
@@ -268,31 +269,45 @@ func TestTwoPhaseSearchRanksRareWordCandidates(t *testing.T) {
 	exactIx := b.caughtUp(t)
 	exact, err := exactIx.Search(b.ctx, "gas leak safety", 10)
 	require.NoError(t, err)
+	exactSafety, err := exactIx.Search(b.ctx, "safety", 10)
+	require.NoError(t, err)
 	require.NoError(t, exactIx.Close())
 	require.Len(t, exact, 10, "the exact search also finds chunks by the frequent word alone")
 
-	_, err = index.OpenWith(b.dir, nil, index.Options{FrequentShare: 1})
-	require.ErrorContains(t, err, "must be in [0, 1)")
-	_, err = index.OpenWith(b.dir, nil, index.Options{FrequentShare: 0.5})
-	require.ErrorContains(t, err, "candidates 0 at least 1")
-
-	ix, err := index.OpenWith(b.dir, nil, index.Options{FrequentShare: 0.5, Candidates: 10})
-	require.NoError(t, err)
-	defer ix.Close()
-	got, err := ix.Search(b.ctx, "gas leak safety", 10)
-	require.NoError(t, err)
-	var want []int64
-	for _, h := range exact {
-		if text := b.textOf(t, h.ChunkID); text == "gas safety" || text == "gas leak safety" {
-			want = append(want, h.ChunkID)
-		}
+	for _, o := range []index.Options{{FrequentShare: 1, Candidates: 1}, {FrequentChunks: -1, Candidates: 1}, {FrequentChunks: 10}, {FrequentShare: 0.5}} {
+		_, err = index.OpenWith(b.dir, nil, o)
+		require.ErrorContains(t, err, "must be in [0, 1), frequent chunks", "%+v", o)
 	}
-	require.Len(t, want, 2)
-	require.Equal(t, want, chunkIDs(got), "the chunks with a rare word, in the exact search's order")
 
-	all, err := ix.Search(b.ctx, "safety", 10)
+	small, err := index.OpenWith(b.dir, nil, index.Options{FrequentChunks: len(texts), Candidates: 1})
 	require.NoError(t, err)
-	require.Len(t, all, 10, "a question of frequent words only is searched exactly")
+	same, err := small.Search(b.ctx, "gas leak safety", 10)
+	require.NoError(t, err)
+	require.NoError(t, small.Close())
+	require.Equal(t, exact, same, "no word is in more chunks than the bound: the exact search")
+
+	for _, o := range []index.Options{{FrequentChunks: 10, Candidates: 1}, {FrequentShare: 0.5, Candidates: 1}} {
+		ix, err := index.OpenWith(b.dir, nil, o)
+		require.NoError(t, err)
+		got, err := ix.Search(b.ctx, "gas leak safety", 10)
+		require.NoError(t, err)
+		var want []ragd.Hit
+		for _, h := range exact {
+			if text := b.textOf(t, h.ChunkID); text == "gas safety" || text == "gas leak safety" {
+				want = append(want, h)
+			}
+		}
+		require.Len(t, want, 2)
+		require.Equal(t, chunkIDs(want), chunkIDs(got), "%+v: the chunks with a rare word, in the exact search's order", o)
+		for i := range want {
+			require.InDelta(t, want[i].Score, got[i].Score, 1e-9, "%+v: a frequent word found once scores as bleve scores it", o)
+		}
+
+		all, err := ix.Search(b.ctx, "safety", 10)
+		require.NoError(t, err)
+		require.Equal(t, chunkIDs(exactSafety), chunkIDs(all), "%+v: a question of frequent words only is searched by its rarest", o)
+		require.NoError(t, ix.Close())
+	}
 }
 
 func (b *testBundle) textOf(t *testing.T, id int64) string {

@@ -32,8 +32,9 @@ type Config struct {
 	IndexDir           string  `help:"BM25 index directory (default <data-dir>/index)." type:"path"`
 	DBMaxConns         int     `help:"Most PostgreSQL connections this process holds (a turn uses up to two at once; each replica has its own pool)." default:"16" name:"db-max-conns"`
 	EfSearch           int     `help:"Candidates the vector (HNSW) search keeps, pgvector's hnsw.ef_search (1..1000, at least --fresh-k is used): more finds more of the true nearest chunks, and costs more." default:"100" name:"ef-search"`
-	BM25FrequentShare  float64 `help:"When above 0, a BM25 search whose question has words found in more than this share of the tenant's chunks (and others) first finds --bm25-candidates chunks by its other words, then ranks them by all its words: much less work on large corpora, results that can differ from the exact search. 0 (the default) searches exactly; below 1." default:"0" name:"bm25-frequent-share"`
-	BM25Candidates     int     `help:"Chunks the first phase of --bm25-frequent-share finds (1..10000)." default:"200" name:"bm25-candidates"`
+	BM25FrequentChunks int     `help:"A BM25 search whose question has words found in more than this many of the tenant's chunks (frequent words) reads the other words' postings and, of each frequent word, only whether the best --bm25-candidates chunks by the other words have it (counted as found once): its work stays bounded as the corpus grows, and its results can differ from the exact search's. A corpus of at most this many chunks is searched exactly. 0 turns it off (every search exact unless --bm25-frequent-share)." default:"20000" name:"bm25-frequent-chunks"`
+	BM25FrequentShare  float64 `help:"Also counts as frequent a word found in more than this share of the tenant's chunks (see --bm25-frequent-chunks). 0 (the default) leaves it to --bm25-frequent-chunks; below 1." default:"0" name:"bm25-frequent-share"`
+	BM25Candidates     int     `help:"Most chunks, best by their other words, that a search with frequent words checks for them (1..100000)." default:"2000" name:"bm25-candidates"`
 
 	EmbedModel   string `help:"Directory of the sentence-embedding model (ONNX). Empty disables vector search." type:"path"`
 	RerankModel  string `help:"Directory of the cross-encoder model (ONNX). Empty skips reranking." type:"path"`
@@ -122,8 +123,11 @@ func (c *Config) Validate() error {
 	if c.BM25FrequentShare < 0 || c.BM25FrequentShare >= 1 {
 		errs = append(errs, fmt.Errorf("--bm25-frequent-share must be in [0, 1) (0 searches exactly), got %g", c.BM25FrequentShare))
 	}
-	if c.BM25Candidates < 1 || c.BM25Candidates > 10000 {
-		errs = append(errs, fmt.Errorf("--bm25-candidates must be in 1..10000, got %d", c.BM25Candidates))
+	if c.BM25FrequentChunks < 0 {
+		errs = append(errs, fmt.Errorf("--bm25-frequent-chunks must not be negative (0 turns it off), got %d", c.BM25FrequentChunks))
+	}
+	if c.BM25Candidates < 1 || c.BM25Candidates > 100000 {
+		errs = append(errs, fmt.Errorf("--bm25-candidates must be in 1..100000, got %d", c.BM25Candidates))
 	}
 	if c.RerankWindow < 0 {
 		errs = append(errs, fmt.Errorf("--rerank-window must not be negative (0 reads whole passages), got %d", c.RerankWindow))
@@ -263,7 +267,7 @@ func (c *Config) llmConfig() llm.Config {
 }
 
 func (c *Config) indexOptions() index.Options {
-	return index.Options{FrequentShare: c.BM25FrequentShare, Candidates: c.BM25Candidates}
+	return index.Options{FrequentChunks: c.BM25FrequentChunks, FrequentShare: c.BM25FrequentShare, Candidates: c.BM25Candidates}
 }
 
 func (c *Config) clusterDir() string { return filepath.Join(c.DataDir, "postgres") }

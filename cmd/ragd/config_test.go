@@ -12,6 +12,7 @@ import (
 
 	"github.com/ragd/ragd/ask"
 	"github.com/ragd/ragd/experiment"
+	"github.com/ragd/ragd/index"
 	"github.com/ragd/ragd/internal/modeltest"
 	"github.com/ragd/ragd/mode"
 )
@@ -47,7 +48,8 @@ func TestConfigRefusesBadSettings(t *testing.T) {
 		{[]string{"version", "--ef-search", "1001"}, nil, "--ef-search must be in 1..1000, got 1001"},
 		{[]string{"version", "--bm25-frequent-share", "1"}, nil, "--bm25-frequent-share must be in [0, 1) (0 searches exactly), got 1"},
 		{[]string{"version", "--bm25-frequent-share=-0.1"}, nil, "--bm25-frequent-share must be in [0, 1) (0 searches exactly), got -0.1"},
-		{[]string{"version", "--bm25-candidates", "0"}, nil, "--bm25-candidates must be in 1..10000, got 0"},
+		{[]string{"version", "--bm25-frequent-chunks=-1"}, nil, "--bm25-frequent-chunks must not be negative (0 turns it off), got -1"},
+		{[]string{"version", "--bm25-candidates", "0"}, nil, "--bm25-candidates must be in 1..100000, got 0"},
 		{[]string{"version", "--rerank-batch=-2"}, nil, "--rerank-batch must be at least 1, got -2"},
 		{[]string{"version", "--rerank-window=-1"}, nil, "--rerank-window must not be negative (0 reads whole passages), got -1"},
 		{[]string{"version"}, map[string]string{"RAGD_RRF_K": "-1"}, "--rrf-k must be at least 1, got -1"},
@@ -189,7 +191,8 @@ func TestConfigOtherFlags(t *testing.T) {
 	require.Equal(t, 0, cli.chunkOptions().WithDefaults().Overlap, "--chunk-overlap 0 is no overlap, not the default 32")
 	require.Equal(t, "auto", cli.Runtime)
 	require.Equal(t, 100, cli.EfSearch, "pgvector's ef_search: the store's default")
-	require.Zero(t, cli.BM25FrequentShare, "BM25 searches exactly unless asked")
+	require.Zero(t, cli.BM25FrequentShare, "no share unless asked")
+	require.Equal(t, index.Options{FrequentChunks: 20000, Candidates: 2000}, cli.indexOptions(), "a corpus of up to 20k chunks is searched exactly")
 
 	require.Equal(t, 0, cli.RerankWindow, "whole passages unless asked")
 

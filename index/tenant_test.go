@@ -256,6 +256,16 @@ func TestSearchNeverReturnsAnotherTenantsChunk(t *testing.T) {
 	hits, err = ix.Search(ragd.WithPrincipal(b.ctx, ragd.Principal{Tenant: tenantB}), "gas leak earthquake", 10)
 	require.NoError(t, err)
 	require.Empty(t, hits)
+
+	// The bounded search (every word frequent here) checks its hits the same way.
+	require.NoError(t, ix.Close())
+	bounded, err := index.OpenWith(b.dir, slog.New(slog.NewTextHandler(&logs, nil)), index.Options{FrequentChunks: 1, Candidates: 10})
+	require.NoError(t, err)
+	defer bounded.Close()
+	hits, err = bounded.Search(ctxA, "gas leak earthquake", 10)
+	require.NoError(t, err)
+	require.NotEmpty(t, hits)
+	require.Subset(t, chunkIDs(own), chunkIDs(hits), "A finds its own chunks (those with the rarest word) and nothing else")
 }
 
 func chunkIDs(hits []ragd.Hit) []int64 {

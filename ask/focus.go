@@ -62,7 +62,9 @@ func (p *Pipeline) gazetteer(ctx context.Context) (*gazetteer, error) {
 		return g, nil
 	}
 	v, err, _ := p.gaz.first.Do(principal.Tenant.String(), func() (any, error) {
-		g, err := p.buildGazetteer(ctx)
+		// The build is every waiting turn's, not only this one's: the first turn's client going
+		// away must not fail the others (the principal stays, for the tenant's rows).
+		g, err := p.buildGazetteer(context.WithoutCancel(ctx))
 		if err != nil {
 			return nil, err
 		}

@@ -171,6 +171,7 @@ func FuzzQuery(f *testing.F) {
 	f.Add("limit=5&cursor=MTcwMDAwMDAwMDAwMDAwMC4wMTkwZjViNC0wMDAwLTcwMDAtODAwMC0wMDAwMDAwMDAwMDA", "application/json", someID)
 	f.Add("conversation_id="+someID+"&from=2026-01-02T15:04:05Z&to=2026-01-03T00:00:00Z&after=7&limit=10&format=csv", "text/csv;q=0.5, */*;q=0.1", "x")
 	f.Add("q=%FF&limit=0&after=-1", "text/*", "")
+	f.Add("q=%00", "", "") // a NUL in a document search reached PostgreSQL
 	f.Fuzz(func(t *testing.T, rawQuery, accept, id string) {
 		q, _ := url.ParseQuery(rawQuery) // what it could parse, as Echo's QueryParams
 		check := func(what string, err error) {

@@ -91,7 +91,7 @@ func DocumentQuery(q url.Values) (string, error) {
 	if len(s) > maxQueryBytes {
 		return "", ragd.Invalidf("q", "must be at most %d bytes", maxQueryBytes)
 	}
-	// PostgreSQL's text refuses NUL: let through, it made a 500 instead of a 400.
+	// PostgreSQL's text refuses NUL: let through, it failed in the store instead of as bad input.
 	if err := Text("q", s); err != nil {
 		return "", err
 	}

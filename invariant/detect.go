@@ -82,7 +82,7 @@ func failureOf(m Models, ls []labelled, xs []instance) []labelled {
 		allowed, cued := x.allowed, x.cued
 		if !allowed[blocking] {
 			// No cue of failure: the message's failure may still be told in any words.
-			allowed, cued = [len(classes)]bool{true, false, false, false, true}, false
+			allowed, cued = failureOnly, false
 		}
 		if p := m.failure(x.in, allowed, cued); p > most {
 			best, most = i, p
@@ -101,6 +101,9 @@ func (m Models) Detect(msg string, debugging float64) []Span { return detect(m, 
 
 // blocking is the index of Blocking in classes.
 const blocking = 4
+
+// failureOnly is the candidate set of a clause that may be a failure or nothing.
+var failureOnly = [len(classes)]bool{0: true, blocking: true}
 
 // noneOnly is the candidate set of a clause that may take no type.
 var noneOnly = [len(classes)]bool{true}

@@ -36,11 +36,11 @@ const (
 )
 
 // Thresholds of the decision, chosen by grouped cross-validation over every labelled file
-// (data/README.md; the choice, with its rule, in /work/notes/sticky.md) for the recall the
-// product asks of never-drop rules: a clause is sticky when its probability is at least
-// StickyThreshold, and a sticky clause read as a hard constraint that may be a safety
-// requirement is one when that type's share is at least SafetyShare, since a safety
-// requirement typed as a constraint loses its priority. With the rows of session 6, safety
+// (data/README.md), for the recall the product asks of never-drop rules: a clause is sticky
+// when its probability is at least StickyThreshold, and a sticky clause read as a hard
+// constraint that may be a safety requirement is one when that type's share is at least
+// SafetyShare, since a safety requirement typed as a constraint loses its priority. With the
+// rows of session 6, safety
 // recall in cross-validation was the same for SafetyShare 0.2 to 0.5 while hard constraints were
 // typed as safety more often the lower it was; 0.4 is the lowest that keeps hard-constraint
 // recall above 0.8 (0.5 typed an allergy as a constraint). A clause without any cue is sticky

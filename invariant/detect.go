@@ -47,7 +47,7 @@ func detect(m Models, msg string, debugging float64) []Span {
 	mm := newMessage(msg, debugging)
 	ls := make([]labelled, len(cs))
 	xs := make([]instance, len(cs))
-	found := false
+	found, rules := false, false
 	for i, c := range cs {
 		v := newView(msg, c, mm)
 		x := instanceOf(v)
@@ -61,6 +61,14 @@ func detect(m Models, msg string, debugging float64) []Span {
 		k, p := m.judge(x.in, x.allowed, x.cued)
 		ls[i] = labelled{clause: c, class: k, p: p, past: v.is(pastRe, text) && !v.is(presentRe, text)}
 		found = found || k == blocking
+		rules = rules || classes[k] == Safety || classes[k] == Constraint
+	}
+	if rules && !m.ungated(msg, xs, debugging) {
+		for i := range ls {
+			if t := classes[ls[i].class]; t == Safety || t == Constraint {
+				ls[i].class = 0
+			}
+		}
 	}
 	if debugging >= FailureThreshold && !found {
 		ls = failureOf(m, ls, xs)

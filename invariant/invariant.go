@@ -9,7 +9,9 @@
 // conventions no weight should overrule: a question or "it's not required" is no requirement, a
 // failure that is fixed, hypothetical or told only in the past ("the build failed twice last
 // week") is not blocking. The decision favours recall where a miss costs most: a clause is
-// sticky at a probability of 0.3. A message that the mode classifier reads as DEBUGGING reports a
+// sticky at a probability of 0.3. Clauses are judged alone, so a third model reads the whole
+// message: one that almost surely holds no rule (a bug report's "it only happens on CI") keeps
+// no safety requirement or hard constraint. A message that the mode classifier reads as DEBUGGING reports a
 // current failure, so it gets one even when no clause reaches a threshold: the clause likeliest
 // to be it (Detect). Spans are then put together: adjacent clauses of one type merge, and a
 // message's blocking error is its pasted error text when it has one.

@@ -109,6 +109,14 @@ func TestDetect(t *testing.T) {
 			[]want{{Blocking, "the PDF export cuts every table in half at the page edge"}}},
 		{"failing message, yesterday's", "the totals on the invoice page show yesterday's figures even after a reload, what am I missing?",
 			[]want{{Blocking, "the totals on the invoice page show yesterday's figures even after a reload, what am I missing?"}}},
+		// A bug report's "only" and "no" describe the failure; they ask nothing of the
+		// solution (the gate), while a request's limit stays one.
+		{"bug report's only", "pytest fails with `ImportError: cannot import name 'Settings'` but only on the CI runner, locally it passes",
+			[]want{{Blocking, "`ImportError: cannot import name 'Settings'`"}}},
+		{"trace then only", "KeyError: 'user_id'\n  at handler (app.py:41)\n\nonly happens when the session has expired",
+			[]want{{Blocking, "KeyError: 'user_id'"}}},
+		{"bug report's no", "the upload hangs at 99%. no error in the console.", []want{{Blocking, "the upload hangs at 99%."}}},
+		{"a request's limit", "Summarise this article for me, at most 100 words", []want{{Constraint, "at most 100 words"}}},
 		{"empty", "", nil},
 		{"blank", " \n\t ", nil},
 	} {

@@ -3,6 +3,7 @@ package invariant
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -11,7 +12,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/ragd/ragd/classify"
 	"github.com/ragd/ragd/internal/modeltest"
 )
 
@@ -23,8 +23,7 @@ func loadExamples(t *testing.T) []Example {
 	return exs
 }
 
-// loaded is the detector's data, read once for the package's tests: reading it
-// cross-validates the mode model for its out-of-fold probabilities.
+// loaded is the detector's data, read once for the package's tests.
 var loaded struct {
 	sync.Once
 	d   Data
@@ -34,7 +33,7 @@ var loaded struct {
 func data(t *testing.T) Data {
 	t.Helper()
 	labels := filepath.Join(modeltest.SharedDir(t), "data", "labels")
-	loaded.Do(func() { loaded.d, loaded.err = LoadData(labels, ".", 5) })
+	loaded.Do(func() { loaded.d, loaded.err = LoadData(labels, ".") })
 	require.NoError(t, loaded.err)
 	return loaded.d
 }
@@ -87,10 +86,40 @@ func TestEmbeddedModelsAreReproducible(t *testing.T) {
 	d := data(t)
 	m, err := Train(append(slices.Clip(d.Rows), d.Extra...), TrainOptions(), d.Debugging)
 	require.NoError(t, err)
-	for i, got := range []*classify.Model{m.Sticky, m.Type, m.UncuedSticky, m.UncuedType} {
+	for i, got := range m.Parts() {
 		var buf bytes.Buffer
 		require.NoError(t, got.Save(&buf))
-		want := [...][]byte{stickyJSON, typeJSON, uncuedStickyJSON, uncuedTypeJSON}[i]
+		want := [...][]byte{stickyJSON, typeJSON, uncuedStickyJSON, uncuedTypeJSON, gateJSON}[i]
 		modeltest.SameModel(t, want, buf.Bytes(), "invariant/"+ModelFiles[i]+" is stale: run go generate ./invariant")
 	}
+}
+
+// TestLoadDataRefusesStaleOutOfFold: the out-of-fold P(DEBUGGING) file must have been computed
+// from the current mode data and model, or LoadData fails and says how to regenerate it.
+func TestLoadDataRefusesStaleOutOfFold(t *testing.T) {
+	t.Parallel()
+	labels := filepath.Join(modeltest.SharedDir(t), "data", "labels")
+	root := t.TempDir()
+	dir := filepath.Join(root, "invariant")
+	copyFile := func(from, to string) {
+		b, err := os.ReadFile(from)
+		require.NoError(t, err)
+		require.NoError(t, os.MkdirAll(filepath.Dir(to), 0o755))
+		require.NoError(t, os.WriteFile(to, b, 0o644))
+	}
+	for _, f := range []string{"data/invariants_select.jsonl", "data/invariants_real.jsonl", "data/invariants_extra.jsonl", OutOfFoldFile} {
+		copyFile(f, filepath.Join(dir, f))
+	}
+	copyFile(filepath.Join("..", "mode", "data", "modes_extra.jsonl"), filepath.Join(root, "mode", "data", "modes_extra.jsonl"))
+	_, err := LoadData(labels, dir)
+	require.NoError(t, err, "the committed file, copied")
+
+	// One more extra row for the mode model: its out-of-fold probabilities may change.
+	f, err := os.OpenFile(filepath.Join(root, "mode", "data", "modes_extra.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString(`{"id": "mode-extra-test", "text": "it crashes", "mode": "DEBUGGING", "prev": "", "source": "authored"}` + "\n")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	_, err = LoadData(labels, dir)
+	require.ErrorIs(t, err, ErrStaleOutOfFold)
 }

@@ -1,7 +1,12 @@
 package invariant
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -19,7 +24,8 @@ type Data struct {
 	Extra []Example
 	// Debugging is P(DEBUGGING) of a message as the detector reads it (Debugging), except for
 	// the turns of modes_train.jsonl: the mode model was trained on them, so they get the
-	// out-of-fold probability of its grouped cross-validation, as an unseen turn would.
+	// out-of-fold probability of its grouped cross-validation, read alone as Debugging reads
+	// an unseen turn (OutOfFoldFile).
 	Debugging func(string) float64
 }
 
@@ -27,10 +33,88 @@ type Data struct {
 // modes_train.jsonl and the real turns labelled for invariants (data/README.md).
 var RowFiles = []string{"invariants_train.jsonl", "data/invariants_select.jsonl", "data/invariants_real.jsonl"}
 
+// OutOfFoldFile is where the package keeps the mode model's out-of-fold P(DEBUGGING) of the
+// turns of modes_train.jsonl (OutOfFold), relative to the package directory. Computing them runs
+// the mode model's cross-validation, which costs more than everything else the detector's tests
+// do, so `go generate ./invariant` computes them once and LoadData reads them.
+const OutOfFoldFile = "data/debugging_oof.json"
+
+// ErrStaleOutOfFold is LoadData's error when OutOfFoldFile was computed from other mode data
+// or another mode model than the current ones.
+var ErrStaleOutOfFold = errors.New("invariant: " + OutOfFoldFile + " is stale: run go generate ./invariant")
+
+// OutOfFold holds the mode model's out-of-fold P(DEBUGGING) of the turns of modes_train.jsonl,
+// each read alone as Debugging reads a message: the mode model was trained on those turns, so
+// its own probabilities would be those of a turn it has seen.
+type OutOfFold struct {
+	// Inputs identifies what the probabilities were computed from (modeInputs).
+	Inputs string `json:"inputs"`
+	Folds  int    `json:"folds"`
+	// Debugging is P(DEBUGGING) by row id of modes_train.jsonl.
+	Debugging map[string]float64 `json:"debugging"`
+}
+
+// modeInputs is the SHA-256 of what OutOfFold is computed from: modes_train.jsonl, the mode
+// model's extra rows and the embedded mode model, which changes with the mode model's features
+// and options (its own tests check that it is what they train).
+func modeInputs(labels, dir string) (string, error) {
+	h := sha256.New()
+	for _, path := range []string{filepath.Join(labels, "modes_train.jsonl"), filepath.Join(dir, "..", "mode", "data", "modes_extra.jsonl")} {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return "", fmt.Errorf("invariant: %w", err)
+		}
+		fmt.Fprintf(h, "%d\n", len(b))
+		h.Write(b)
+	}
+	if err := mode.Shipped().Save(h); err != nil {
+		return "", fmt.Errorf("invariant: %w", err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// MeasureOutOfFold runs the mode model's grouped k-fold cross-validation over modes_train.jsonl
+// (from labels, with the extra rows of dir/../mode/data in training folds) and returns each
+// turn's out-of-fold P(DEBUGGING), read without its previous turn.
+func MeasureOutOfFold(labels, dir string, k int) (OutOfFold, error) {
+	inputs, err := modeInputs(labels, dir)
+	if err != nil {
+		return OutOfFold{}, err
+	}
+	modes, err := mode.LoadExamples(filepath.Join(labels, "modes_train.jsonl"))
+	if err != nil {
+		return OutOfFold{}, err
+	}
+	modesExtra, err := mode.LoadExamples(filepath.Join(dir, "..", "mode", "data", "modes_extra.jsonl"))
+	if err != nil {
+		return OutOfFold{}, err
+	}
+	preds, err := mode.CrossValidateAlone(modes, modesExtra, k, mode.TrainOptions())
+	if err != nil {
+		return OutOfFold{}, err
+	}
+	o := OutOfFold{Inputs: inputs, Folds: k, Debugging: make(map[string]float64, len(preds))}
+	for i, p := range preds {
+		o.Debugging[modes[i].ID] = p.Probs[slices.Index(p.Labels, string(mode.Debugging))]
+	}
+	return o, nil
+}
+
+// Save writes o as indented JSON, one turn a line in id order (encoding/json sorts map keys),
+// so that a regenerated file's diff shows what moved.
+func (o OutOfFold) Save(path string) error {
+	b, err := json.MarshalIndent(o, "", " ")
+	if err != nil {
+		return fmt.Errorf("invariant: %w", err)
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
 // LoadData reads the detector's data: invariants_train.jsonl and modes_train.jsonl from labels
-// (../shared/data/labels), the rest from the package directory dir, and the mode model's
-// extra rows from dir/../mode/data.
-func LoadData(labels, dir string, folds int) (Data, error) {
+// (../shared/data/labels), the rest from the package directory dir, with the out-of-fold
+// P(DEBUGGING) of OutOfFoldFile; it fails with ErrStaleOutOfFold when that file no longer
+// matches the mode data and model.
+func LoadData(labels, dir string) (Data, error) {
 	var d Data
 	for i, f := range RowFiles {
 		path := filepath.Join(dir, f)
@@ -50,21 +134,32 @@ func LoadData(labels, dir string, folds int) (Data, error) {
 	if d.Extra, err = LoadExamples(filepath.Join(dir, "data", "invariants_extra.jsonl")); err != nil {
 		return Data{}, err
 	}
+	b, err := os.ReadFile(filepath.Join(dir, OutOfFoldFile))
+	if err != nil {
+		return Data{}, fmt.Errorf("invariant: %w", err)
+	}
+	var o OutOfFold
+	if err := json.Unmarshal(b, &o); err != nil {
+		return Data{}, fmt.Errorf("invariant: %s: %w", OutOfFoldFile, err)
+	}
+	inputs, err := modeInputs(labels, dir)
+	if err != nil {
+		return Data{}, err
+	}
+	if o.Inputs != inputs {
+		return Data{}, ErrStaleOutOfFold
+	}
 	modes, err := mode.LoadExamples(filepath.Join(labels, "modes_train.jsonl"))
 	if err != nil {
 		return Data{}, err
 	}
-	modesExtra, err := mode.LoadExamples(filepath.Join(dir, "..", "mode", "data", "modes_extra.jsonl"))
-	if err != nil {
-		return Data{}, err
-	}
-	preds, err := mode.CrossValidate(modes, modesExtra, folds, mode.TrainOptions())
-	if err != nil {
-		return Data{}, err
-	}
-	outOfFold := make(map[string]float64, len(preds))
-	for i, p := range preds {
-		outOfFold[strings.TrimSpace(modes[i].Text)] = p.Probs[slices.Index(p.Labels, string(mode.Debugging))]
+	outOfFold := make(map[string]float64, len(modes))
+	for _, m := range modes {
+		p, ok := o.Debugging[m.ID]
+		if !ok {
+			return Data{}, fmt.Errorf("%w (no P(DEBUGGING) for %s)", ErrStaleOutOfFold, m.ID)
+		}
+		outOfFold[strings.TrimSpace(m.Text)] = p
 	}
 	d.Debugging = func(msg string) float64 {
 		if p, ok := outOfFold[strings.TrimSpace(msg)]; ok {
@@ -131,11 +226,28 @@ func trainingClauses(exs []Example, uncued bool, debugging func(string) float64)
 	return sticky, typed
 }
 
-// Train fits the clause models on labelled messages: the cued pair on clauses with a cue, the
-// un-cued pair on every clause. debugging gives a message's P(DEBUGGING) (Debugging, or
-// out-of-fold probabilities for messages the mode model was trained on).
+// gateExamples returns the examples of the gate model: each message, labelled sticky when it
+// has an invariant other than a failure.
+func gateExamples(exs []Example, debugging func(string) float64) []classify.Example {
+	out := make([]classify.Example, len(exs))
+	for i, ex := range exs {
+		p := debugging(ex.Text)
+		_, xs := clauseFeatures(ex.Text, p)
+		y := labelNone
+		if slices.ContainsFunc(ex.Labels, func(l Label) bool { return l.Type != Blocking }) {
+			y = labelSticky
+		}
+		out[i] = classify.Example{Input: gateInput(ex.Text, xs, p), Label: y, Group: group(ex)}
+	}
+	return out
+}
+
+// Train fits the models on labelled messages: the cued pair on clauses with a cue, the un-cued
+// pair on every clause, and the gate on whole messages. debugging gives a message's
+// P(DEBUGGING) (Debugging, or out-of-fold probabilities for messages the mode model was trained
+// on).
 func Train(exs []Example, opts classify.Options, debugging func(string) float64) (Models, error) {
-	m := Models{StickyAt: StickyThreshold, SafetyAt: SafetyShare, UncuedAt: UncuedThreshold}
+	m := Models{StickyAt: StickyThreshold, SafetyAt: SafetyShare, UncuedAt: UncuedThreshold, GateAt: GateThreshold}
 	for _, uncued := range []bool{false, true} {
 		sticky, typed := trainingClauses(exs, uncued, debugging)
 		s, err := classify.Train(sticky, opts)
@@ -152,6 +264,11 @@ func Train(exs []Example, opts classify.Options, debugging func(string) float64)
 			m.Sticky, m.Type = s, t
 		}
 	}
+	g, err := classify.Train(gateExamples(exs, debugging), opts)
+	if err != nil {
+		return Models{}, fmt.Errorf("invariant: gate model: %w", err)
+	}
+	m.Gate = g
 	return m, nil
 }
 

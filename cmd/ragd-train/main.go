@@ -173,10 +173,24 @@ func trainMode(w io.Writer, data, out string, folds int, dev bool) error {
 
 // trainInvariant reports grouped cross-validation over every labelled invariant file (the
 // extra rows in training folds only), by file and pooled, trains on all of them and writes the
-// four models into the directory out. The models read the embedded mode model's output, so
-// retrain them after the mode model.
+// five models into the directory out, after the mode model's out-of-fold P(DEBUGGING) of its
+// training turns (invariant.OutOfFoldFile). The models read the embedded mode model's output,
+// so retrain them after the mode model; without -out, the report reads the committed
+// out-of-fold file and fails if it is stale.
 func trainInvariant(w io.Writer, data, out string, folds int) error {
-	d, err := invariant.LoadData(data, packageDir(out, out, "invariant"), folds)
+	dir := packageDir(out, out, "invariant")
+	if out != "" {
+		o, err := invariant.MeasureOutOfFold(data, dir, folds)
+		if err != nil {
+			return err
+		}
+		path := filepath.Join(out, invariant.OutOfFoldFile)
+		if err := o.Save(path); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "wrote %s\n", path)
+	}
+	d, err := invariant.LoadData(data, dir)
 	if err != nil {
 		return err
 	}
@@ -212,7 +226,7 @@ func trainInvariant(w io.Writer, data, out string, folds int) error {
 	if out == "" {
 		return nil
 	}
-	for i, sm := range []*classify.Model{m.Sticky, m.Type, m.UncuedSticky, m.UncuedType} {
+	for i, sm := range m.Parts() {
 		if err := save(w, sm, filepath.Join(out, invariant.ModelFiles[i])); err != nil {
 			return err
 		}

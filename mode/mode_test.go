@@ -2,6 +2,7 @@ package mode
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -169,11 +170,19 @@ func labelsDir(t *testing.T) string {
 	return filepath.Join(modeltest.SharedDir(t), "data", "labels")
 }
 
+// devEnv opts in to TestDev. Dev is the final before/after check of a model change; a test that
+// scored it on every `go test ./mode` would show it to everyone iterating on the model.
+const devEnv = "RAGD_SCORE_MODES_DEV"
+
 // TestDev scores the embedded model on modes_dev.jsonl, the check it was never trained or tuned
-// on. The spec's target (precision >= 0.85 and recall >= 0.80 for every mode, thresholded) is
-// not met (see the README), so this only guards against regressions from the figures at commit
-// time (raw accuracy 0.83, thresholded 0.85 at the 0.40 threshold).
+// on, only when RAGD_SCORE_MODES_DEV=1. The spec's target (precision >= 0.85 and recall >= 0.80
+// for every mode, thresholded) is not met (see the README), so this only guards against
+// regressions from the figures of the last dev check (raw accuracy 0.83, thresholded 0.85 at
+// the 0.40 threshold).
 func TestDev(t *testing.T) {
+	if os.Getenv(devEnv) != "1" {
+		t.Skipf("dev is scored only on request: %s=1 go test ./mode -run TestDev", devEnv)
+	}
 	t.Parallel()
 	rows, err := LoadExamples(filepath.Join(labelsDir(t), "modes_dev.jsonl"))
 	require.NoError(t, err)
@@ -182,6 +191,28 @@ func TestDev(t *testing.T) {
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, raw.Accuracy, 0.80)
 	require.GreaterOrEqual(t, thresholded.Accuracy, 0.82)
+}
+
+// TestShippedModel fails when the embedded model no longer works: it must fit the rows it was
+// trained on, and classify testdata/smoke.jsonl, 30 turns written for this test (6 per mode,
+// none a near-copy of a labelled row), about as well as when it was committed. Neither is a
+// measure of quality on unseen turns; cross-validation and dev are.
+func TestShippedModel(t *testing.T) {
+	t.Parallel()
+	train, err := LoadExamples(filepath.Join(labelsDir(t), "modes_train.jsonl"))
+	require.NoError(t, err)
+	extra, err := LoadExamples(filepath.Join("data", "modes_extra.jsonl"))
+	require.NoError(t, err)
+	fit, _, err := Evaluate(model(), append(train, extra...), DefaultConfig())
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, fit.Accuracy, 0.98, "accuracy on the training rows (1.00 at commit time)")
+
+	smoke, err := LoadExamples(filepath.Join("testdata", "smoke.jsonl"))
+	require.NoError(t, err)
+	require.Len(t, smoke, 30)
+	raw, _, err := Evaluate(model(), smoke, DefaultConfig())
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, raw.Accuracy, 0.9, "accuracy on testdata/smoke.jsonl (30 of 30 at commit time)")
 }
 
 // TestEmbeddedModelIsReproducible retrains on the shared data and compares with the embedded

@@ -8,11 +8,14 @@
 //
 // On disk, dir holds layout.bolt (the sequence every tenant's index is caught up to, and the
 // lock that keeps a second process out) and tenants/<tenant id>/, one bleve index each, created
-// when the tenant's first chunk arrives and opened when first read or written.
+// when the tenant's first chunk arrives and opened when first read or written. Options.MaxOpen
+// bounds how many tenants' indexes are open at once: each holds files (its segments and bolt
+// file), memory and goroutines, which would otherwise grow with the number of tenants ever read.
 package index
 
 import (
 	"cmp"
+	"container/list"
 	"context"
 	"errors"
 	"fmt"
@@ -68,8 +71,11 @@ type Index struct {
 	mu  sync.Mutex // serializes CatchUp so two catch-ups never apply the same changes twice
 	seq int64      // every change up to seq is applied to its tenant's index
 
-	smu    sync.Mutex // guards shards
-	shards map[uuid.UUID]*shard
+	smu     sync.Mutex                  // guards shards, lru, pending and every shard's refs
+	shards  map[uuid.UUID]*shard        // the open tenant indexes
+	lru     list.List                   // of the open *shard, most recently used first
+	pending map[uuid.UUID]chan struct{} // tenants whose index is being opened or closed; closed when done
+	closing sync.WaitGroup              // the closes of evicted indexes under way
 
 	// life guards closing against reads: a closed bleve index answers direct reads of its
 	// segments with a crash rather than an error (a background reader may outlive it).
@@ -81,7 +87,9 @@ type Index struct {
 // old layout, one bleve index shared by every tenant, is cleared with a log line: the caller's
 // CatchUp then rebuilds it per tenant from the store. An index written by an older mapping is
 // reported as such: run Rebuild.
-func Open(dir string, logger *slog.Logger) (*Index, error) { return open(dir, logger, false) }
+func Open(dir string, logger *slog.Logger) (*Index, error) {
+	return open(dir, logger, Options{}, false)
+}
 
 // Options tune how the index searches. The zero value searches exactly.
 type Options struct {
@@ -96,6 +104,11 @@ type Options struct {
 	// Candidates is the most chunks a bounded search checks for the frequent words (at least
 	// the n asked for, and a few more for ties).
 	Candidates int
+	// MaxOpen is the most tenants' indexes kept open at once. Past it the least recently used
+	// index that no search or update is using is closed; it is reopened when next read or
+	// written. An index in use is never closed under its user, so while more than MaxOpen are
+	// in use at once, more are open until their uses end. 0 keeps every index open (no bound).
+	MaxOpen int
 }
 
 // bounded reports whether searches may use the bounded search.
@@ -109,20 +122,25 @@ func (o Options) frequent(df, docs uint64) bool {
 
 // OpenWith is Open with search options.
 func OpenWith(dir string, logger *slog.Logger, o Options) (*Index, error) {
-	if o.FrequentShare < 0 || o.FrequentShare >= 1 || o.FrequentChunks < 0 || (o.bounded() && o.Candidates < 1) {
-		return nil, fmt.Errorf("index: frequent share %g must be in [0, 1), frequent chunks %d not negative and candidates %d at least 1",
-			o.FrequentShare, o.FrequentChunks, o.Candidates)
-	}
-	ix, err := open(dir, logger, false)
-	if err != nil {
+	if err := o.validate(); err != nil {
 		return nil, err
 	}
-	ix.opts = o
-	return ix, nil
+	return open(dir, logger, o, false)
+}
+
+func (o Options) validate() error {
+	if o.FrequentShare < 0 || o.FrequentShare >= 1 || o.FrequentChunks < 0 || (o.bounded() && o.Candidates < 1) {
+		return fmt.Errorf("index: frequent share %g must be in [0, 1), frequent chunks %d not negative and candidates %d at least 1",
+			o.FrequentShare, o.FrequentChunks, o.Candidates)
+	}
+	if o.MaxOpen < 0 {
+		return fmt.Errorf("index: the most open tenant indexes must not be negative (0 is no bound), got %d", o.MaxOpen)
+	}
+	return nil
 }
 
 // open opens the index in dir; fresh empties it first, whatever its layout or mapping.
-func open(dir string, logger *slog.Logger, fresh bool) (*Index, error) {
+func open(dir string, logger *slog.Logger, o Options, fresh bool) (*Index, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
@@ -137,7 +155,7 @@ func open(dir string, logger *slog.Logger, fresh bool) (*Index, error) {
 	if err != nil {
 		return nil, fmt.Errorf("index: opening %s: %w", dir, err)
 	}
-	ix := &Index{dir: dir, logger: logger, layout: db, shards: map[uuid.UUID]*shard{}}
+	ix := &Index{dir: dir, logger: logger, opts: o, layout: db, shards: map[uuid.UUID]*shard{}, pending: map[uuid.UUID]chan struct{}{}}
 	if err := ix.readLayout(fresh); err != nil {
 		db.Close()
 		return nil, err
@@ -218,14 +236,52 @@ func (ix *Index) tenantDir(tenant uuid.UUID) string {
 	return filepath.Join(ix.dir, "tenants", tenant.String())
 }
 
-// shard returns tenant's index, opening it when it exists on disk; create makes it when it does
-// not. Without create, a tenant that has no index gets nil.
-func (ix *Index) shard(tenant uuid.UUID, create bool) (*shard, error) {
-	ix.smu.Lock()
-	defer ix.smu.Unlock()
-	if s := ix.shards[tenant]; s != nil {
+// acquire returns tenant's index for one read or update, opening it when it exists on disk;
+// create makes it when it does not. Without create, a tenant that has no index gets nil. The
+// caller must hold life's read lock, and must release the index when done with it: until then
+// it is not closed to make room for others.
+func (ix *Index) acquire(tenant uuid.UUID, create bool) (*shard, error) {
+	for {
+		ix.smu.Lock()
+		if s := ix.shards[tenant]; s != nil {
+			s.refs++
+			ix.lru.MoveToFront(s.elem)
+			ix.smu.Unlock()
+			return s, nil
+		}
+		if wait := ix.pending[tenant]; wait != nil {
+			// Being opened or closed by another caller: bolt locks the index's files, so a
+			// second open of the same index would wait on its own process.
+			ix.smu.Unlock()
+			<-wait
+			continue
+		}
+		done := make(chan struct{})
+		ix.pending[tenant] = done
+		ix.smu.Unlock()
+
+		// Opened outside smu: the open indexes of other tenants stay readable meanwhile.
+		s, err := ix.openTenant(tenant, create)
+
+		ix.smu.Lock()
+		delete(ix.pending, tenant)
+		close(done)
+		if err != nil || s == nil {
+			ix.smu.Unlock()
+			return nil, err
+		}
+		s.refs = 1
+		s.elem = ix.lru.PushFront(s)
+		ix.shards[tenant] = s
+		idle := ix.evictable()
+		ix.smu.Unlock()
+		ix.closeEvicted(idle)
 		return s, nil
 	}
+}
+
+// openTenant opens tenant's index on disk, or makes it when create is set; nil when it has none.
+func (ix *Index) openTenant(tenant uuid.UUID, create bool) (*shard, error) {
 	dir := ix.tenantDir(tenant)
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) && !create {
 		return nil, nil
@@ -234,8 +290,61 @@ func (ix *Index) shard(tenant uuid.UUID, create bool) (*shard, error) {
 	if err != nil {
 		return nil, err
 	}
-	ix.shards[tenant] = s
+	s.tenant = tenant
 	return s, nil
+}
+
+// release ends one use of s that acquire began, and closes the indexes past the bound that no
+// one is using any longer (s, when it was the last use of an index left out of the bound).
+func (ix *Index) release(s *shard) {
+	ix.smu.Lock()
+	s.refs--
+	idle := ix.evictable()
+	ix.smu.Unlock()
+	ix.closeEvicted(idle)
+}
+
+// evictable takes out of the open set the least recently used indexes no one is using, as many
+// as are past Options.MaxOpen, and marks them pending until closeEvicted has closed them. It
+// runs under smu.
+func (ix *Index) evictable() []*shard {
+	if ix.opts.MaxOpen <= 0 {
+		return nil
+	}
+	var out []*shard
+	for e := ix.lru.Back(); e != nil && len(ix.shards) > ix.opts.MaxOpen; {
+		s, prev := e.Value.(*shard), e.Prev()
+		if s.refs == 0 {
+			ix.lru.Remove(e)
+			delete(ix.shards, s.tenant)
+			ix.pending[s.tenant] = make(chan struct{})
+			out = append(out, s)
+		}
+		e = prev
+	}
+	return out
+}
+
+// closeEvicted closes the indexes evictable took out, in the background: closing one waits for
+// bleve's background work (about 2 ms, where opening takes 0.5), which no search should wait
+// for. A caller that needs one of them again waits for its close (pending); Close waits for all.
+func (ix *Index) closeEvicted(evicted []*shard) {
+	for _, s := range evicted {
+		ix.closing.Go(func() {
+			err := s.bleve.Close()
+			ix.smu.Lock()
+			close(ix.pending[s.tenant])
+			delete(ix.pending, s.tenant)
+			open := len(ix.shards)
+			ix.smu.Unlock()
+			if err != nil {
+				ix.logger.Warn("closing a tenant's BM25 index failed", slog.String("tenant", s.tenant.String()), slog.String("error", err.Error()))
+				return
+			}
+			ix.logger.Debug("closed the least recently used tenant's BM25 index: more were open than the bound",
+				slog.String("tenant", s.tenant.String()), slog.Int("open", open), slog.Int("bound", ix.opts.MaxOpen))
+		})
+	}
 }
 
 // reader returns the index ctx's tenant reads, and the function that ends the read. A tenant
@@ -246,15 +355,18 @@ func (ix *Index) reader(ctx context.Context) (*shard, func(), error) {
 		ix.life.RUnlock()
 		return nil, nil, fmt.Errorf("index: %w", ErrClosed)
 	}
-	s, err := ix.shard(ragd.PrincipalOf(ctx).Tenant, false)
+	s, err := ix.acquire(ragd.PrincipalOf(ctx).Tenant, false)
 	if err != nil {
 		ix.life.RUnlock()
 		return nil, nil, err
 	}
 	if s == nil {
-		s = ix.empty
+		return ix.empty, ix.life.RUnlock, nil
 	}
-	return s, ix.life.RUnlock, nil
+	return s, func() {
+		ix.release(s)
+		ix.life.RUnlock()
+	}, nil
 }
 
 // Close closes the index.
@@ -265,12 +377,17 @@ func (ix *Index) Close() error {
 		return nil
 	}
 	ix.closed = true
+	// Every read and update holds life's read lock, so none is using an index now and no open
+	// is under way; evicted indexes may still be closing.
+	ix.closing.Wait()
 	ix.smu.Lock()
 	defer ix.smu.Unlock()
 	var errs []error
 	for _, s := range ix.shards {
 		errs = append(errs, s.bleve.Close())
 	}
+	clear(ix.shards)
+	ix.lru.Init()
 	errs = append(errs, ix.empty.bleve.Close(), ix.layout.Close())
 	return errors.Join(errs...)
 }
@@ -294,7 +411,7 @@ func (ix *Index) TenantSeq(ctx context.Context) int64 {
 }
 
 // all opens every tenant's index on disk and calls fn with each, for what concerns the whole
-// index (counts, compaction).
+// index (counts, compaction). Each is released after fn, so the bound on open indexes holds.
 func (ix *Index) all(fn func(*shard) error) error {
 	ix.life.RLock()
 	defer ix.life.RUnlock()
@@ -310,11 +427,16 @@ func (ix *Index) all(fn func(*shard) error) error {
 		if err != nil || !e.IsDir() {
 			continue // not ragd's
 		}
-		s, err := ix.shard(tenant, false)
+		s, err := ix.acquire(tenant, false)
 		if err != nil {
 			return err
 		}
-		if err := fn(s); err != nil {
+		if s == nil {
+			continue // removed meanwhile
+		}
+		err = fn(s)
+		ix.release(s)
+		if err != nil {
 			return err
 		}
 	}
@@ -649,11 +771,14 @@ func (ix *Index) apply(changes []ragd.ChunkChange) error {
 		byTenant[t] = append(byTenant[t], c)
 	}
 	for _, t := range tenants {
-		s, err := ix.shard(t, true)
+		s, err := ix.acquire(t, true)
 		if err != nil {
 			return err
 		}
-		if err := s.apply(t, byTenant[t]); err != nil {
+		// Held until its batch is persisted: an index is never closed under an update.
+		err = s.apply(t, byTenant[t])
+		ix.release(s)
+		if err != nil {
 			return err
 		}
 	}
@@ -702,9 +827,13 @@ func (ix *Index) CatchUp(ctx context.Context, src ragd.Store) (int, error) {
 
 // Rebuild replaces the index in dir by one built from scratch from the store, every tenant's.
 // It needs the index to itself (ErrLocked while a server has it open). A rebuild that stops
-// half-way leaves an index caught up as far as it got, which the next catch-up completes.
-func Rebuild(ctx context.Context, dir string, src ragd.Store, logger *slog.Logger) (*Index, error) {
-	ix, err := open(dir, logger, true)
+// half-way leaves an index caught up as far as it got, which the next catch-up completes. o is
+// as for OpenWith (its MaxOpen bounds the indexes the rebuild holds open).
+func Rebuild(ctx context.Context, dir string, src ragd.Store, logger *slog.Logger, o Options) (*Index, error) {
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	ix, err := open(dir, logger, o, true)
 	if err != nil {
 		return nil, err
 	}

@@ -24,7 +24,7 @@ type testBundle struct {
 	dir   string
 }
 
-func setup(t *testing.T) *testBundle {
+func setup(t testing.TB) *testBundle {
 	t.Helper()
 	tx := dbtest.TestTx(t)
 	return &testBundle{
@@ -36,7 +36,7 @@ func setup(t *testing.T) *testBundle {
 }
 
 // saveAs records versions as tenant's own connection would: its inserts take the tenant.
-func (b *testBundle) saveAs(t *testing.T, tenant uuid.UUID, vs ...ragd.NewVersion) {
+func (b *testBundle) saveAs(t testing.TB, tenant uuid.UUID, vs ...ragd.NewVersion) {
 	t.Helper()
 	_, err := b.tx.Exec(b.ctx, "SELECT set_config('ragd.tenant', $1, true)", tenant.String())
 	require.NoError(t, err)
@@ -187,10 +187,10 @@ func TestSequenceSurvivesReopenAndLostIndexIsRebuilt(t *testing.T) {
 	require.Equal(t, []string{"second text"}, b.search(t, ix, "second"))
 	require.NoError(t, ix.Close())
 
-	ix, err = index.Rebuild(b.ctx, b.dir, b.store, nil)
+	ix, err = index.Rebuild(b.ctx, b.dir, b.store, nil, index.Options{})
 	require.NoError(t, err)
 	require.Equal(t, []string{"first text"}, b.search(t, ix, "first"))
-	_, err = index.Rebuild(b.ctx, b.dir, b.store, nil)
+	_, err = index.Rebuild(b.ctx, b.dir, b.store, nil, index.Options{})
 	require.ErrorIs(t, err, index.ErrLocked, "a rebuild leaves an index a server has open alone")
 	require.NoError(t, ix.Close())
 }

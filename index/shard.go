@@ -1,6 +1,7 @@
 package index
 
 import (
+	"container/list"
 	"context"
 	"errors"
 	"fmt"
@@ -34,8 +35,11 @@ var (
 // shard is one tenant's bleve index: its chunks and nobody else's, so every BM25 statistic read
 // from it (document count, document frequencies, field lengths) is the tenant's own.
 type shard struct {
-	bleve bleve.Index
-	seq   atomic.Int64 // the last change applied to it; only CatchUp (under Index.mu) moves it
+	bleve  bleve.Index
+	seq    atomic.Int64 // the last change applied to it; only CatchUp (under Index.mu) moves it
+	tenant uuid.UUID
+	refs   int           // reads and updates using it (under Index.smu); it is closed only at 0
+	elem   *list.Element // its place in Index.lru
 }
 
 // newMapping indexes title, heading and text with bleve's English analyzer (possessives,

@@ -58,7 +58,7 @@ func (c reindexCmd) Run(ctx context.Context, a *app) error {
 		fmt.Printf("read %d chunks that had no entities into the knowledge graph\n", n)
 	}
 	start := time.Now()
-	ix, err := index.Rebuild(ctx, a.cfg.indexDir(), a.store, a.logger)
+	ix, err := index.Rebuild(ctx, a.cfg.indexDir(), a.store, a.logger, a.cfg.indexOptions())
 	if err != nil {
 		return err
 	}

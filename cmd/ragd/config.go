@@ -35,6 +35,7 @@ type Config struct {
 	BM25FrequentChunks int     `help:"A BM25 search whose question has words found in more than this many of the tenant's chunks (frequent words) reads the other words' postings and, of each frequent word, only whether the chunks that could score best have it (counted as found once; at most --bm25-candidates chunks are checked): its work stays bounded as the corpus grows, and its results can differ from the exact search's. A corpus of at most this many chunks is searched exactly. 0 turns it off (every search exact unless --bm25-frequent-share)." default:"20000" name:"bm25-frequent-chunks"`
 	BM25FrequentShare  float64 `help:"Also counts as frequent a word found in more than this share of the tenant's chunks (see --bm25-frequent-chunks). 0 (the default) leaves it to --bm25-frequent-chunks; below 1." default:"0" name:"bm25-frequent-share"`
 	BM25Candidates     int     `help:"Most chunks a search with frequent words checks for them, best first by what they could score (1..100000)." default:"2000" name:"bm25-candidates"`
+	BM25OpenTenants    int     `help:"Most tenants' BM25 indexes held open at once (each holds open files, memory and goroutines). Past it the least recently used index no search or update is using is closed, and reopened when next needed; an index in use is never closed, so more may be open while more are in use. 0 keeps every tenant's index open (no bound)." default:"256" name:"bm25-open-tenants"`
 
 	EmbedModel   string `help:"Directory of the sentence-embedding model (ONNX). Empty disables vector search." type:"path"`
 	RerankModel  string `help:"Directory of the cross-encoder model (ONNX). Empty skips reranking." type:"path"`
@@ -128,6 +129,9 @@ func (c *Config) Validate() error {
 	}
 	if c.BM25Candidates < 1 || c.BM25Candidates > 100000 {
 		errs = append(errs, fmt.Errorf("--bm25-candidates must be in 1..100000, got %d", c.BM25Candidates))
+	}
+	if c.BM25OpenTenants < 0 {
+		errs = append(errs, fmt.Errorf("--bm25-open-tenants must not be negative (0 is no bound), got %d", c.BM25OpenTenants))
 	}
 	if c.RerankWindow < 0 {
 		errs = append(errs, fmt.Errorf("--rerank-window must not be negative (0 reads whole passages), got %d", c.RerankWindow))
@@ -267,7 +271,8 @@ func (c *Config) llmConfig() llm.Config {
 }
 
 func (c *Config) indexOptions() index.Options {
-	return index.Options{FrequentChunks: c.BM25FrequentChunks, FrequentShare: c.BM25FrequentShare, Candidates: c.BM25Candidates}
+	return index.Options{FrequentChunks: c.BM25FrequentChunks, FrequentShare: c.BM25FrequentShare, Candidates: c.BM25Candidates,
+		MaxOpen: c.BM25OpenTenants}
 }
 
 func (c *Config) clusterDir() string { return filepath.Join(c.DataDir, "postgres") }

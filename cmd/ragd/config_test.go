@@ -50,6 +50,7 @@ func TestConfigRefusesBadSettings(t *testing.T) {
 		{[]string{"version", "--bm25-frequent-share=-0.1"}, nil, "--bm25-frequent-share must be in [0, 1) (0 searches exactly), got -0.1"},
 		{[]string{"version", "--bm25-frequent-chunks=-1"}, nil, "--bm25-frequent-chunks must not be negative (0 turns it off), got -1"},
 		{[]string{"version", "--bm25-candidates", "0"}, nil, "--bm25-candidates must be in 1..100000, got 0"},
+		{[]string{"version", "--bm25-open-tenants=-1"}, nil, "--bm25-open-tenants must not be negative (0 is no bound), got -1"},
 		{[]string{"version", "--rerank-batch=-2"}, nil, "--rerank-batch must be at least 1, got -2"},
 		{[]string{"version", "--rerank-window=-1"}, nil, "--rerank-window must not be negative (0 reads whole passages), got -1"},
 		{[]string{"version"}, map[string]string{"RAGD_RRF_K": "-1"}, "--rrf-k must be at least 1, got -1"},
@@ -192,7 +193,7 @@ func TestConfigOtherFlags(t *testing.T) {
 	require.Equal(t, "auto", cli.Runtime)
 	require.Equal(t, 100, cli.EfSearch, "pgvector's ef_search: the store's default")
 	require.Zero(t, cli.BM25FrequentShare, "no share unless asked")
-	require.Equal(t, index.Options{FrequentChunks: 20000, Candidates: 2000}, cli.indexOptions(), "a corpus of up to 20k chunks is searched exactly")
+	require.Equal(t, index.Options{FrequentChunks: 20000, Candidates: 2000, MaxOpen: 256}, cli.indexOptions(), "a corpus of up to 20k chunks is searched exactly")
 
 	require.Equal(t, 0, cli.RerankWindow, "whole passages unless asked")
 

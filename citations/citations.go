@@ -20,9 +20,10 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
+
+	"github.com/ragd/ragd/fold"
 )
 
 // BM25 parameters: the usual defaults, as bleve and Lucene use them.
@@ -264,31 +265,7 @@ func labelsOf(src Source) map[string]bool {
 func normalizeLabel(s string) string { return string(appendLabel(nil, s)) }
 
 // appendLabel appends normalizeLabel(s) to b (a turn compares every sentence of its sources).
-// Runes are lower-cased as strings.ToLower does, invalid UTF-8 becoming U+FFFD.
-func appendLabel(b []byte, s string) []byte {
-	first := true
-	for w := range strings.FieldsSeq(strings.TrimRight(s, ".:")) {
-		if !first {
-			b = append(b, ' ')
-		}
-		first = false
-		for i := 0; i < len(w); {
-			c := w[i]
-			if c < utf8.RuneSelf {
-				if 'A' <= c && c <= 'Z' {
-					c += 'a' - 'A'
-				}
-				b = append(b, c)
-				i++
-				continue
-			}
-			r, n := utf8.DecodeRuneInString(w[i:])
-			b = utf8.AppendRune(b, unicode.ToLower(r))
-			i += n
-		}
-	}
-	return b
-}
+func appendLabel(b []byte, s string) []byte { return fold.AppendWords(b, strings.TrimRight(s, ".:")) }
 
 // demoteFragments zeroes the scores of a source's fragments when a longer sentence of the source
 // matches: a heading that repeats the query would otherwise crowd out the sentence that answers.

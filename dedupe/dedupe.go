@@ -19,9 +19,10 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
+
+	"github.com/ragd/ragd/fold"
 )
 
 // Reasons a group gives for merging its members.
@@ -255,40 +256,10 @@ func textHashes() func(Item) ([sha256.Size]byte, bool) {
 // their line wrapping, capitalization or final full stop.
 func normalize(s string) string { return string(appendNormal(nil, s)) }
 
-// appendNormal appends normalize(s) to b. ASCII, most of any passage, is done a byte at a time
-// (its white space and upper case are those unicode says); other runes as unicode says.
+// appendNormal appends normalize(s) to b.
 func appendNormal(b []byte, s string) []byte {
-	s = strings.TrimFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) })
-	space := false
-	for i := 0; i < len(s); {
-		r, n := rune(s[i]), 1
-		if r >= utf8.RuneSelf {
-			r, n = utf8.DecodeRuneInString(s[i:])
-		}
-		i += n
-		switch {
-		case r < utf8.RuneSelf && asciiSpace[r], r >= utf8.RuneSelf && unicode.IsSpace(r):
-			space = true
-			continue
-		}
-		if space {
-			b = append(b, ' ')
-			space = false
-		}
-		switch {
-		case 'A' <= r && r <= 'Z':
-			b = append(b, byte(r+'a'-'A'))
-		case r < utf8.RuneSelf:
-			b = append(b, byte(r))
-		default:
-			b = utf8.AppendRune(b, unicode.ToLower(r))
-		}
-	}
-	return b
+	return fold.AppendWords(b, strings.TrimFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) }))
 }
-
-// asciiSpace is unicode.IsSpace of the ASCII runes.
-var asciiSpace = [utf8.RuneSelf]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
 
 // collect turns the sets into groups. A set's root is its lowest index, which in canonical
 // order is its strongest member: its Keep. Walking items in that order makes groups come out

@@ -79,3 +79,38 @@ func TestSessionThreadsDoNotSpin(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "0", spin)
 }
+
+// Pair builds from token ids what EncodePair builds from text, to the id and the type: on
+// SciFact passages with questions, passages over the model's length, and odd text (a query
+// holding "[SEP]", empty sides, accents and CJK; invalid UTF-8 never gets here: requests and
+// the store refuse it).
+func TestPairIsEncodePair(t *testing.T) {
+	t.Parallel()
+	m, err := encoder.Inspect(modeltest.Dir(t, modeltest.CrossEncoder))
+	require.NoError(t, err)
+	tk, err := encoder.NewTokenizer(m)
+	require.NoError(t, err)
+	type pair struct{ q, p string }
+	pairs := []pair{{"vitamin d", "bone loss"}, {"", "bone loss"}, {"vitamin d", ""}, {"", ""},
+		{"a [SEP] b", "c [SEP] d"}, {"naïve café", "ÉTÉ Kelvin \u212a 中文"},
+		{"word", repeat("word ", 2000)}, {repeat("query ", 600), "passage"}}
+	docs := modeltest.Corpus(t, "scifact", 200)
+	for i, d := range docs {
+		q := docs[(i+1)%len(docs)].Title
+		pairs = append(pairs, pair{q, d.Title + "\n" + d.Text})
+		if i%10 == 0 {
+			pairs = append(pairs, pair{q, d.Text + " " + d.Text + " " + d.Text}) // past 512 tokens
+		}
+	}
+	for _, p := range pairs {
+		want, err := tk.EncodePair(p.q, p.p)
+		require.NoError(t, err)
+		q, err := tk.IDs(p.q)
+		require.NoError(t, err)
+		passage, err := tk.IDs(p.p)
+		require.NoError(t, err)
+		got, err := tk.Pair(q, passage)
+		require.NoError(t, err)
+		require.Equal(t, want, got, "%q / %.60q", p.q, p.p)
+	}
+}

@@ -67,9 +67,38 @@ func (t *Tokenizer) EncodePair(query, passage string) (Sequence, error) {
 	if err != nil {
 		return s, err
 	}
+	return s, t.setTypes(s)
+}
+
+// Pair is EncodePair of a query and a passage already tokenized by IDs, for a caller that read
+// their tokens first (the reranker's window): "[CLS] query [SEP] passage [SEP]" cut to the model's
+// maximum length as the tokenizer's truncation cuts a single text (from the end, before the final
+// [SEP]). TestPairIsEncodePair checks it against EncodePair.
+func (t *Tokenizer) Pair(query, passage []int) (Sequence, error) {
+	cls, ok1 := t.tk.TokenToId("[CLS]")
+	sep, ok2 := t.tk.TokenToId("[SEP]")
+	if !ok1 || !ok2 {
+		return Sequence{}, fmt.Errorf("%w: tokenizer has no [CLS] or [SEP] token", ErrModel)
+	}
+	body := min(len(query)+1+len(passage), max(t.maxTokens-2, 0))
+	s := Sequence{IDs: make([]int64, 0, body+2), Types: make([]int64, body+2)}
+	s.IDs = append(s.IDs, int64(cls))
+	for _, id := range query {
+		s.IDs = append(s.IDs, int64(id))
+	}
+	s.IDs = append(s.IDs, int64(sep))
+	for _, id := range passage {
+		s.IDs = append(s.IDs, int64(id))
+	}
+	s.IDs = append(s.IDs[:1+body], int64(sep))
+	return s, t.setTypes(s)
+}
+
+// setTypes gives token type 1 to every token after the first [SEP] of a pair.
+func (t *Tokenizer) setTypes(s Sequence) error {
 	sep, ok := t.tk.TokenToId("[SEP]")
 	if !ok {
-		return s, fmt.Errorf("%w: tokenizer has no [SEP] token", ErrModel)
+		return fmt.Errorf("%w: tokenizer has no [SEP] token", ErrModel)
 	}
 	for i := 1; i < len(s.IDs)-1; i++ {
 		if s.IDs[i] == int64(sep) {
@@ -79,7 +108,7 @@ func (t *Tokenizer) EncodePair(query, passage string) (Sequence, error) {
 			break
 		}
 	}
-	return s, nil
+	return nil
 }
 
 // Batches splits items into runs of at most size, grouping similar lengths so the padding of each

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/ragd/ragd/encoder"
 	"github.com/ragd/ragd/internal/modeltest"
@@ -49,17 +50,20 @@ func BenchmarkScore40(b *testing.B) {
 }
 
 // BenchmarkScore40Window scores one turn's 40 candidates whole and on query-centred windows of
-// 128 and 64 model tokens (the passages are about 260): what --rerank-window saves.
+// 128 and 64 model tokens (the passages are about 260): what --rerank-window saves. cpu-ms/op is
+// the process's CPU time per turn (CPUTime).
 func BenchmarkScore40Window(b *testing.B) {
 	passages := benchPassages(40)
 	for _, window := range []int{0, 128, 64} {
 		b.Run(fmt.Sprintf("window=%d", window), func(b *testing.B) {
 			s := openBench(b, encoder.Config{BatchSize: 8}, rerank.WithWindow(window))
+			start := rerank.CPUTime(b)
 			for b.Loop() {
 				if _, err := s.Score(context.Background(), "how often should smoke alarm batteries be replaced", passages); err != nil {
 					b.Fatal(err)
 				}
 			}
+			b.ReportMetric(float64(rerank.CPUTime(b)-start)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
 		})
 	}
 }

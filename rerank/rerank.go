@@ -141,25 +141,17 @@ func (s *Scorer) Dir() string { return s.model.Dir }
 // Score returns one score per passage, in order: higher means more relevant to query. Passages
 // run in batches of similar length.
 func (s *Scorer) Score(ctx context.Context, query string, passages []string) ([]float32, error) {
+	if s.batcher != nil {
+		return s.scoreORT(ctx, query, passages)
+	}
 	if s.window > 0 {
+		// hugot's pipeline takes text: the windows go back to it as text, which it tokenizes
+		// again. Decoded text does not always read back as the same tokens (a window that starts
+		// inside a word begins with a "##" piece, read back as "#", "#" and another piece).
 		var err error
 		if passages, err = windows(s.wtk, s.window, query, passages); err != nil {
 			return nil, fmt.Errorf("rerank: %w", err)
 		}
-	}
-	if s.batcher != nil {
-		seqs := make([]encoder.Sequence, len(passages))
-		for i, p := range passages {
-			var err error
-			if seqs[i], err = s.tk.EncodePair(query, p); err != nil {
-				return nil, fmt.Errorf("rerank: %w", err)
-			}
-		}
-		scores, err := s.batcher.Run(ctx, seqs)
-		if err != nil {
-			return nil, fmt.Errorf("rerank: %w", err)
-		}
-		return scores, nil
 	}
 	scores, err := encoder.RunBatched(ctx, passages, s.batch, func(batch []string) ([]float32, error) {
 		s.mu.Lock()
@@ -170,6 +162,38 @@ func (s *Scorer) Score(ctx context.Context, query string, passages []string) ([]
 		return nil, fmt.Errorf("rerank: %w", err)
 	}
 	return scores, nil
+}
+
+// scoreORT tokenizes the query and each passage once: the window, when there is one, is cut from
+// those tokens, and the model reads exactly the tokens the window chose.
+func (s *Scorer) scoreORT(ctx context.Context, query string, passages []string) ([]float32, error) {
+	seqs, err := s.sequences(query, passages)
+	if err != nil {
+		return nil, fmt.Errorf("rerank: %w", err)
+	}
+	scores, err := s.batcher.Run(ctx, seqs)
+	if err != nil {
+		return nil, fmt.Errorf("rerank: %w", err)
+	}
+	return scores, nil
+}
+
+// sequences are the model's inputs for query and passages on ONNX Runtime.
+func (s *Scorer) sequences(query string, passages []string) ([]encoder.Sequence, error) {
+	t, err := tokenize(s.tk, query, passages)
+	if err != nil {
+		return nil, err
+	}
+	if s.window > 0 {
+		t.window(s.window)
+	}
+	seqs := make([]encoder.Sequence, len(passages))
+	for i, p := range t.passages {
+		if seqs[i], err = s.tk.Pair(t.query, p); err != nil {
+			return nil, err
+		}
+	}
+	return seqs, nil
 }
 
 // Close frees the model.

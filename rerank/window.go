@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/ragd/ragd/encoder"
 )
@@ -22,28 +23,42 @@ func WithWindow(n int) Option {
 	return func(s *Scorer) { s.window = max(n, 0) }
 }
 
-// windows returns passages with every passage longer than n tokens replaced by the text of its
-// best window. A query token weighs log((N+1)/df), df being how many of the N passages hold it:
-// words every candidate shares ("the", "of", the topic itself) count for almost nothing, so the
-// window lands where the question's distinctive words are, with no stop list. Ties go to the
-// earliest window, which keeps a passage's opening (often its title) when nothing better shows.
-func windows(tk *encoder.Tokenizer, n int, query string, passages []string) ([]string, error) {
+// tokens is a query and its passages as model token ids (no special tokens), read once for the
+// window and for the model's input.
+type tokens struct {
+	query    []int
+	passages [][]int
+}
+
+// tokenize reads query and passages into tokens.
+func tokenize(tk *encoder.Tokenizer, query string, passages []string) (tokens, error) {
 	q, err := tk.IDs(query)
 	if err != nil {
-		return nil, err
+		return tokens{}, err
 	}
-	inQuery := make(map[int]bool, len(q))
-	for _, id := range q {
+	t := tokens{query: q, passages: make([][]int, len(passages))}
+	for i, p := range passages {
+		if t.passages[i], err = tk.IDs(p); err != nil {
+			return tokens{}, err
+		}
+	}
+	return t, nil
+}
+
+// window replaces every passage longer than n tokens by its best window and reports which it cut.
+// A query token weighs log((N+1)/df), df being how many of the N passages hold it: words every
+// candidate shares ("the", "of", the topic itself) count for almost nothing, so the window lands
+// where the question's distinctive words are, with no stop list. Ties go to the earliest window,
+// which keeps a passage's opening (often its title) when nothing better shows.
+func (t tokens) window(n int) []bool {
+	inQuery := make(map[int]bool, len(t.query))
+	for _, id := range t.query {
 		inQuery[id] = true
 	}
-	ids := make([][]int, len(passages))
 	df := make(map[int]int, len(inQuery))
-	for i, p := range passages {
-		if ids[i], err = tk.IDs(p); err != nil {
-			return nil, err
-		}
+	for _, ids := range t.passages {
 		seen := make(map[int]bool)
-		for _, id := range ids[i] {
+		for _, id := range ids {
 			if inQuery[id] && !seen[id] {
 				seen[id] = true
 				df[id]++
@@ -52,16 +67,30 @@ func windows(tk *encoder.Tokenizer, n int, query string, passages []string) ([]s
 	}
 	weight := make(map[int]float64, len(df))
 	for id, d := range df {
-		weight[id] = math.Log(float64(len(passages)+1) / float64(d))
+		weight[id] = math.Log(float64(len(t.passages)+1) / float64(d))
 	}
-	out := make([]string, len(passages))
-	for i, p := range passages {
-		if len(ids[i]) <= n {
-			out[i] = p
-			continue
+	cut := make([]bool, len(t.passages))
+	for i, ids := range t.passages {
+		if len(ids) > n {
+			start := bestWindow(ids, n, weight)
+			t.passages[i], cut[i] = ids[start:start+n], true
 		}
-		start := bestWindow(ids[i], n, weight)
-		out[i] = tk.Decode(ids[i][start : start+n])
+	}
+	return cut
+}
+
+// windows returns passages with every passage longer than n tokens replaced by the text of its
+// best window (see tokens.window), for a runtime that tokenizes text itself.
+func windows(tk *encoder.Tokenizer, n int, query string, passages []string) ([]string, error) {
+	t, err := tokenize(tk, query, passages)
+	if err != nil {
+		return nil, err
+	}
+	out := slices.Clone(passages)
+	for i, cut := range t.window(n) {
+		if cut {
+			out[i] = tk.Decode(t.passages[i])
+		}
 	}
 	return out, nil
 }

@@ -28,6 +28,15 @@ func TestBestWindow(t *testing.T) {
 	}
 }
 
+// openORT opens the stand-in cross-encoder on ONNX Runtime for the test.
+func openORT(t *testing.T, batch int, opts ...Option) *Scorer {
+	s, err := Open(encoder.Config{Dir: modeltest.Dir(t, modeltest.CrossEncoder), Runtime: encoder.ORT,
+		ORTLibrary: modeltest.ORTLibrary(), BatchSize: batch}, opts...)
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 func tokenizer(t *testing.T) *encoder.Tokenizer {
 	m, err := encoder.Inspect(modeltest.Dir(t, modeltest.CrossEncoder))
 	require.NoError(t, err)
@@ -60,12 +69,7 @@ func TestScoreWithWindow(t *testing.T) {
 	t.Parallel()
 	cfg := encoder.Config{Dir: modeltest.Dir(t, modeltest.CrossEncoder), Runtime: encoder.ORT,
 		ORTLibrary: modeltest.ORTLibrary(), BatchSize: 4}
-	open := func(opts ...Option) *Scorer {
-		s, err := Open(cfg, opts...)
-		require.NoError(t, err)
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
+	open := func(opts ...Option) *Scorer { return openORT(t, 4, opts...) }
 	ctx := context.Background()
 	q := "does vitamin d prevent bone loss"
 	long := strings.Repeat("calcium intake was recorded every year . ", 20) + "vitamin d prevented bone loss ."
@@ -92,4 +96,71 @@ func TestScoreWithWindow(t *testing.T) {
 
 	_, err = Open(cfg, WithWindow(512))
 	require.ErrorContains(t, err, "at most 512 tokens")
+}
+
+// On ONNX Runtime the query and each passage are tokenized once, and the window is cut from
+// those tokens. Without a window the model's inputs and scores are those of tokenizing each pair
+// as text (EncodePair), bit for bit. With one, a window that starts at a word's start gives the
+// inputs of tokenizing its decoded text, as before; one that starts inside a word used to be read
+// back from its text as "#", "#" and another piece, and is now exactly the window's n tokens.
+func TestScoreTokenizesOnce(t *testing.T) {
+	t.Parallel()
+	whole, windowed := openORT(t, 8), openORT(t, 8, WithWindow(64))
+	tk := tokenizer(t)
+	sep, _ := tk.IDs("[SEP]")
+	docs := modeltest.Corpus(t, "scifact", 80)
+	ctx := context.Background()
+	same, inWord := 0, 0
+	for g := 0; g+40 <= len(docs); g += 40 {
+		query := docs[g+1].Title
+		passages := make([]string, 40)
+		for i, d := range docs[g : g+40] {
+			passages[i] = d.Title + "\n" + d.Text
+		}
+
+		// No window: the pairs as text, scored as they were.
+		want := make([]encoder.Sequence, len(passages))
+		for i, p := range passages {
+			var err error
+			want[i], err = tk.EncodePair(query, p)
+			require.NoError(t, err)
+		}
+		got, err := whole.sequences(query, passages)
+		require.NoError(t, err)
+		require.Equal(t, want, got)
+		if g == 0 { // the model is slow: the scores of one question's first 16 passages
+			wantScores, err := whole.batcher.Run(ctx, want[:16])
+			require.NoError(t, err)
+			scores, err := whole.Score(ctx, query, passages[:16])
+			require.NoError(t, err)
+			require.Equal(t, wantScores, scores, "byte-identical scores")
+		}
+
+		// A window of 64: as its text read back, unless the text reads back otherwise.
+		texts, err := windows(tk, 64, query, passages)
+		require.NoError(t, err)
+		got, err = windowed.sequences(query, passages)
+		require.NoError(t, err)
+		q, err := tk.IDs(query)
+		require.NoError(t, err)
+		for i, text := range texts {
+			old, err := tk.EncodePair(query, text)
+			require.NoError(t, err)
+			ids, err := tk.IDs(text)
+			require.NoError(t, err)
+			if strings.HasPrefix(text, "##") {
+				inWord++
+				require.NotEqual(t, old, got[i])
+				require.Len(t, got[i].IDs, len(q)+2+64+1, "the window's 64 tokens, no more")
+				require.Equal(t, int64(sep[0]), got[i].IDs[len(q)+1])
+				continue
+			}
+			require.Equal(t, old, got[i], "%.80q", text)
+			require.LessOrEqual(t, len(ids), 64)
+			same++
+		}
+	}
+	require.Positive(t, same)
+	require.Positive(t, inWord, "the data has windows that start inside a word")
+	t.Logf("windows read as before: %d; starting inside a word, now read as their tokens: %d", same, inWord)
 }

@@ -9,9 +9,8 @@ import (
 
 // OpenTenants is how many tenants' indexes are open.
 func (ix *Index) OpenTenants() int {
-	ix.smu.Lock()
-	defer ix.smu.Unlock()
-	return len(ix.shards)
+	open, _ := ix.OpenStats()
+	return open
 }
 
 // Hold begins a read of ctx's tenant's index as every search does, and returns a search of text

@@ -76,6 +76,7 @@ type Index struct {
 	lru     list.List                   // of the open *shard, most recently used first
 	pending map[uuid.UUID]chan struct{} // tenants whose index is being opened or closed; closed when done
 	closing sync.WaitGroup              // the closes of evicted indexes under way
+	evicted uint64                      // indexes closed to keep the bound, since Open
 
 	// life guards closing against reads: a closed bleve index answers direct reads of its
 	// segments with a crash rather than an error (a background reader may outlive it).
@@ -318,6 +319,7 @@ func (ix *Index) evictable() []*shard {
 			ix.lru.Remove(e)
 			delete(ix.shards, s.tenant)
 			ix.pending[s.tenant] = make(chan struct{})
+			ix.evicted++
 			out = append(out, s)
 		}
 		e = prev
@@ -345,6 +347,15 @@ func (ix *Index) closeEvicted(evicted []*shard) {
 				slog.String("tenant", s.tenant.String()), slog.Int("open", open), slog.Int("bound", ix.opts.MaxOpen))
 		})
 	}
+}
+
+// OpenStats reports how many tenants' indexes are open now, and how many have been closed to keep
+// Options.MaxOpen since Open: the second growing as fast as searches come means the bound is
+// below the tenants in use, and most searches pay to reopen their index.
+func (ix *Index) OpenStats() (open int, evicted uint64) {
+	ix.smu.Lock()
+	defer ix.smu.Unlock()
+	return len(ix.shards), ix.evicted
 }
 
 // reader returns the index ctx's tenant reads, and the function that ends the read. A tenant

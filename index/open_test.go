@@ -112,6 +112,9 @@ func TestOpenTenantIndexesAreBounded(t *testing.T) {
 	require.NoError(t, err)
 	require.EqualValues(t, 2*tenants, count)
 	atMostBound("after counting every tenant's chunks")
+	n, evicted := ix.OpenStats()
+	require.LessOrEqual(t, n, bound)
+	require.Greater(t, evicted, uint64(3*(tenants-bound)), "closes to keep the bound are counted")
 
 	require.NoError(t, ix.Close())
 	open, files := openFiles(t, b.dir)
@@ -130,7 +133,9 @@ func TestOpenTenantIndexesAreBounded(t *testing.T) {
 	}
 	open, _ = openFiles(t, b.dir)
 	require.Len(t, open, tenants, "0 is no bound")
-	require.Equal(t, tenants, ix.OpenTenants())
+	n, evicted = ix.OpenStats()
+	require.Equal(t, tenants, n)
+	require.Zero(t, evicted)
 
 	_, err = index.OpenWith(t.TempDir(), nil, index.Options{MaxOpen: -1})
 	require.ErrorContains(t, err, "must not be negative")

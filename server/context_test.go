@@ -196,3 +196,13 @@ func TestABArmsAreStable(t *testing.T) {
 	require.Equal(t, map[string]int{"control": 10, "treatment": 10}, arms)
 	require.NotEmpty(t, b.metric(t, `ragd_mode_turns_total{arm="control"`))
 }
+
+// /metrics says how many tenants' BM25 indexes are open and how many were closed to keep the
+// bound (none here: the test's index has no bound).
+func TestMetricsCountOpenTenantIndexes(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{corpus: true})
+	b.ask(t, "", "what to do in an earthquake")
+	require.Equal(t, "ragd_bm25_open_tenant_indexes 1", b.metric(t, "ragd_bm25_open_tenant_indexes "))
+	require.Equal(t, "ragd_bm25_tenant_index_closes_total 0", b.metric(t, "ragd_bm25_tenant_index_closes_total "))
+}

@@ -171,6 +171,28 @@ func (m *monitors) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
+// indexStats exports the BM25 index's open tenant indexes at scrape time.
+type indexStats struct {
+	ix            Index
+	open, evicted *prometheus.Desc
+}
+
+func newIndexStats(ix Index) *indexStats {
+	return &indexStats{ix: ix,
+		open: prometheus.NewDesc("ragd_bm25_open_tenant_indexes", "Tenants' BM25 indexes open now (at most --bm25-open-tenants while no more are in use at once).", nil, nil),
+		evicted: prometheus.NewDesc("ragd_bm25_tenant_index_closes_total",
+			"Tenants' BM25 indexes closed to keep --bm25-open-tenants; growing about as fast as searches means most searches reopen their index.", nil, nil),
+	}
+}
+
+func (m *indexStats) Describe(ch chan<- *prometheus.Desc) { ch <- m.open; ch <- m.evicted }
+
+func (m *indexStats) Collect(ch chan<- prometheus.Metric) {
+	open, evicted := m.ix.OpenStats()
+	ch <- prometheus.MustNewConstMetric(m.open, prometheus.GaugeValue, float64(open))
+	ch <- prometheus.MustNewConstMetric(m.evicted, prometheus.CounterValue, float64(evicted))
+}
+
 func boolGauge(b bool) float64 {
 	if b {
 		return 1

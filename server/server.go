@@ -42,6 +42,9 @@ type Pipeline interface {
 type Index interface {
 	Ping(ctx context.Context) error
 	CatchUp(ctx context.Context, src ragd.Store) (int, error)
+	// OpenStats is how many tenants' indexes are open, and how many were closed to keep the
+	// bound on open indexes (for /metrics).
+	OpenStats() (open int, evicted uint64)
 }
 
 // Ingester records uploaded documents.
@@ -165,7 +168,7 @@ func New(cfg Config, deps Deps) *Server {
 	for range cfg.IngestWorkers {
 		go s.work(workCtx)
 	}
-	deps.Registry.MustRegister(newMonitors(deps.Monitors))
+	deps.Registry.MustRegister(newMonitors(deps.Monitors), newIndexStats(deps.Index))
 	e.HTTPErrorHandler = s.problem
 	e.Use(s.observe)
 	if len(cfg.CORSOrigins) > 0 {

@@ -299,6 +299,37 @@ func TestCrossValidate(t *testing.T) {
 	require.Error(t, err)
 }
 
+// TestCrossValidateWith checks the two choices it gives callers: which examples the fold
+// models train on, and what a held-out example is predicted from.
+func TestCrossValidateWith(t *testing.T) {
+	t.Parallel()
+	ex := append(toy(), toy()...)
+
+	// Leaving every "food" example out of training leaves it out of every fold model's labels.
+	noFood := func(i int) bool { return ex[i].Label != "food" }
+	preds, err := CrossValidateWith(ex, 3, toyOptions(), noFood, nil)
+	require.NoError(t, err)
+	for _, p := range preds {
+		require.NotContains(t, p.Labels, "food")
+	}
+
+	// Predicting every held-out example from one input gives one answer per fold model, and
+	// held-out weather questions read as food requests.
+	food := Input{Text: "order a pizza please"}
+	preds, err = CrossValidateWith(ex, 3, toyOptions(), nil, func(int) Input { return food })
+	require.NoError(t, err)
+	for i, p := range preds {
+		require.Equal(t, "food", p.Label, "example %d", i)
+	}
+
+	// Without choices it is CrossValidate.
+	want, err := CrossValidate(ex, 3, toyOptions())
+	require.NoError(t, err)
+	got, err := CrossValidateWith(ex, 3, toyOptions(), nil, nil)
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+}
+
 func TestEvaluate(t *testing.T) {
 	t.Parallel()
 	// gold: a a a b b c; pred: a a b b c c

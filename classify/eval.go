@@ -96,28 +96,41 @@ func (p Prediction) Confidence() float64 { return p.Probs[slices.Index(p.Labels,
 // opts.Seed. Each fold's model is trained with Train, calibration included, exactly as a final
 // model would be.
 func CrossValidate(examples []Example, k int, opts Options) ([]Prediction, error) {
+	return CrossValidateWith(examples, k, opts, nil, nil)
+}
+
+// CrossValidateWith is CrossValidate for callers that choose which of the other folds'
+// examples a fold's model trains on (train; nil: all of them), and what a held-out example is
+// predicted from (input; nil: its own Input), such as a serving path that sees less than
+// training does. The folds are CrossValidate's, whatever train and input say.
+func CrossValidateWith(examples []Example, k int, opts Options, train func(i int) bool, input func(i int) Input) ([]Prediction, error) {
 	if k < 2 {
 		return nil, fmt.Errorf("classify: cross-validation needs at least 2 folds, got %d", k)
 	}
 	folds := Folds(exampleLabels(examples), exampleGroups(examples), k, opts.Seed)
 	out := make([]Prediction, len(examples))
 	for f := range k {
-		var train []Example
+		var set []Example
 		for i, fi := range folds {
-			if fi != f {
-				train = append(train, examples[i])
+			if fi != f && (train == nil || train(i)) {
+				set = append(set, examples[i])
 			}
 		}
-		m, err := Train(train, opts)
+		m, err := Train(set, opts)
 		if err != nil {
 			return nil, fmt.Errorf("classify: fold %d: %w", f, err)
 		}
 		labels := m.Labels()
 		for i, fi := range folds {
-			if fi == f {
-				label, probs := m.Predict(examples[i].Input)
-				out[i] = Prediction{Label: label, Probs: probs, Labels: labels}
+			if fi != f {
+				continue
 			}
+			in := examples[i].Input
+			if input != nil {
+				in = input(i)
+			}
+			label, probs := m.Predict(in)
+			out[i] = Prediction{Label: label, Probs: probs, Labels: labels}
 		}
 	}
 	return out, nil

@@ -19,33 +19,8 @@ const ExtraFile = "data/intent_extra.jsonl"
 // their extra rows too when withExtra is set, so that the same folds score a model with and
 // without the extra data. It returns the out-of-fold predictions of labelled then extra rows.
 func GroupedCV(labelled, extra []Example, withExtra bool, k int, opts classify.Options) ([]classify.Prediction, error) {
-	rows := append(slices.Clip(labelled), extra...)
-	set := trainingSet(rows)
-	labels, groups := make([]string, len(set)), make([]string, len(set))
-	for i, e := range set {
-		labels[i], groups[i] = e.Label, e.Group
-	}
-	folds := classify.Folds(labels, groups, k, opts.Seed)
-	out := make([]classify.Prediction, len(set))
-	for f := range k {
-		var train []classify.Example
-		for i, fi := range folds {
-			if fi != f && (withExtra || i < len(labelled)) {
-				train = append(train, set[i])
-			}
-		}
-		m, err := classify.Train(train, opts)
-		if err != nil {
-			return nil, fmt.Errorf("intent: fold %d: %w", f, err)
-		}
-		for i, fi := range folds {
-			if fi == f {
-				label, probs := m.Predict(set[i].Input)
-				out[i] = classify.Prediction{Label: label, Probs: probs, Labels: m.Labels()}
-			}
-		}
-	}
-	return out, nil
+	train := func(i int) bool { return withExtra || i < len(labelled) }
+	return classify.CrossValidateWith(trainingSet(append(slices.Clip(labelled), extra...)), k, opts, train, nil)
 }
 
 // Guarded returns the labels the pipeline would use for out-of-fold predictions: the first turn

@@ -116,36 +116,13 @@ func CrossValidate(rows, extra []Example, k int, opts classify.Options) ([]class
 // (invariant.Debugging), for callers that must train on out-of-fold values of what they serve.
 // The folds and the fold models are CrossValidate's.
 func CrossValidateAlone(rows, extra []Example, k int, opts classify.Options) ([]classify.Prediction, error) {
-	if k < 2 {
-		return nil, fmt.Errorf("mode: cross-validation needs at least 2 folds, got %d", k)
+	all := append(append([]Example{}, rows...), extra...)
+	alone := func(i int) classify.Input { return input(all[i].Text, "") }
+	preds, err := classify.CrossValidateWith(trainingSet(all), k, opts, nil, alone)
+	if err != nil {
+		return nil, err
 	}
-	all := trainingSet(append(append([]Example{}, rows...), extra...))
-	labels := make([]string, len(all))
-	groups := make([]string, len(all))
-	for i, ex := range all {
-		labels[i], groups[i] = ex.Label, ex.Group
-	}
-	folds := classify.Folds(labels, groups, k, opts.Seed)
-	out := make([]classify.Prediction, len(rows))
-	for f := range k {
-		var train []classify.Example
-		for i, fi := range folds {
-			if fi != f {
-				train = append(train, all[i])
-			}
-		}
-		m, err := classify.Train(train, opts)
-		if err != nil {
-			return nil, fmt.Errorf("mode: fold %d: %w", f, err)
-		}
-		for i, r := range rows {
-			if folds[i] == f {
-				label, probs := m.Predict(input(r.Text, ""))
-				out[i] = classify.Prediction{Label: label, Probs: probs, Labels: m.Labels()}
-			}
-		}
-	}
-	return out, nil
+	return preds[:len(rows)], nil
 }
 
 // Shipped returns the embedded model, the one Classify and Detect use.

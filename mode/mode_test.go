@@ -2,7 +2,6 @@ package mode
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -168,29 +167,6 @@ func TestSwitches(t *testing.T) {
 
 func labelsDir(t *testing.T) string {
 	return filepath.Join(modeltest.SharedDir(t), "data", "labels")
-}
-
-// devEnv opts in to TestDev. Dev is the final before/after check of a model change; a test that
-// scored it on every `go test ./mode` would show it to everyone iterating on the model.
-const devEnv = "RAGD_SCORE_MODES_DEV"
-
-// TestDev scores the embedded model on modes_dev.jsonl, the check it was never trained or tuned
-// on, only when RAGD_SCORE_MODES_DEV=1. The spec's target (precision >= 0.85 and recall >= 0.80
-// for every mode, thresholded) is not met (see the README), so this only guards against
-// regressions from the figures of the last dev check (raw accuracy 0.83, thresholded 0.85 at
-// the 0.40 threshold).
-func TestDev(t *testing.T) {
-	if os.Getenv(devEnv) != "1" {
-		t.Skipf("dev is scored only on request: %s=1 go test ./mode -run TestDev", devEnv)
-	}
-	t.Parallel()
-	rows, err := LoadExamples(filepath.Join(labelsDir(t), "modes_dev.jsonl"))
-	require.NoError(t, err)
-	require.Len(t, rows, 100)
-	raw, thresholded, err := Evaluate(model(), rows, DefaultConfig())
-	require.NoError(t, err)
-	require.GreaterOrEqual(t, raw.Accuracy, 0.80)
-	require.GreaterOrEqual(t, thresholded.Accuracy, 0.82)
 }
 
 // TestShippedModel fails when the embedded model no longer works: it must fit the rows it was

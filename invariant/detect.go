@@ -107,11 +107,15 @@ func failureOf(m Models, ls []labelled, xs []instance) []labelled {
 // on, which need out-of-fold probabilities.
 func (m Models) Detect(msg string, debugging float64) []Span { return detect(m, msg, debugging) }
 
-// blocking is the index of Blocking in classes.
-const blocking = 4
+// blocking is the index of Blocking in classes, found there so that reordering classes cannot
+// leave it pointing at another type.
+var blocking = slices.Index(classes[:], Blocking)
 
 // failureOnly is the candidate set of a clause that may be a failure or nothing.
-var failureOnly = [len(classes)]bool{0: true, blocking: true}
+var failureOnly = func() (set [len(classes)]bool) {
+	set[0], set[blocking] = true, true
+	return set
+}()
 
 // noneOnly is the candidate set of a clause that may take no type.
 var noneOnly = [len(classes)]bool{true}

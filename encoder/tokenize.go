@@ -161,9 +161,16 @@ func RunBatched[T any](ctx context.Context, items []string, size int, run func([
 // IDs returns text's token ids without special tokens, padding or the model's length cut (the
 // tokenizer's own truncation, if its tokenizer.json sets one, still applies).
 func (t *Tokenizer) IDs(text string) ([]int, error) {
+	ids, _, err := t.Words(text)
+	return ids, err
+}
+
+// Words is IDs with, for each token, whether it starts a word: the others continue the word
+// before them (WordPiece's "##" pieces), so text cut at a word start reads back as its tokens.
+func (t *Tokenizer) Words(text string) ([]int, []bool, error) {
 	enc, err := t.tk.EncodeSingle(text, false)
 	if err != nil {
-		return nil, fmt.Errorf("encoder: tokenizing: %w", err)
+		return nil, nil, fmt.Errorf("encoder: tokenizing: %w", err)
 	}
 	n := 0
 	for i, m := range enc.AttentionMask {
@@ -171,7 +178,12 @@ func (t *Tokenizer) IDs(text string) ([]int, error) {
 			n = i + 1
 		}
 	}
-	return enc.Ids[:n:n], nil
+	starts := make([]bool, n)
+	for i := range starts {
+		// A token without a word (-1) stands alone.
+		starts[i] = i == 0 || i >= len(enc.Words) || enc.Words[i] < 0 || enc.Words[i] != enc.Words[i-1]
+	}
+	return enc.Ids[:n:n], starts, nil
 }
 
 // Decode returns the text of ids, word pieces joined, special tokens left out.

@@ -146,8 +146,7 @@ func (s *Scorer) Score(ctx context.Context, query string, passages []string) ([]
 	}
 	if s.window > 0 {
 		// hugot's pipeline takes text: the windows go back to it as text, which it tokenizes
-		// again. Decoded text does not always read back as the same tokens (a window that starts
-		// inside a word begins with a "##" piece, read back as "#", "#" and another piece).
+		// again into the window's tokens (a window starts at a word's start).
 		var err error
 		if passages, err = windows(s.wtk, s.window, query, passages); err != nil {
 			return nil, fmt.Errorf("rerank: %w", err)

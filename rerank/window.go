@@ -24,10 +24,11 @@ func WithWindow(n int) Option {
 }
 
 // tokens is a query and its passages as model token ids (no special tokens), read once for the
-// window and for the model's input.
+// window and for the model's input; starts says which passage tokens start a word.
 type tokens struct {
 	query    []int
 	passages [][]int
+	starts   [][]bool
 }
 
 // tokenize reads query and passages into tokens.
@@ -36,9 +37,9 @@ func tokenize(tk *encoder.Tokenizer, query string, passages []string) (tokens, e
 	if err != nil {
 		return tokens{}, err
 	}
-	t := tokens{query: q, passages: make([][]int, len(passages))}
+	t := tokens{query: q, passages: make([][]int, len(passages)), starts: make([][]bool, len(passages))}
 	for i, p := range passages {
-		if t.passages[i], err = tk.IDs(p); err != nil {
+		if t.passages[i], t.starts[i], err = tk.Words(p); err != nil {
 			return tokens{}, err
 		}
 	}
@@ -49,7 +50,9 @@ func tokenize(tk *encoder.Tokenizer, query string, passages []string) (tokens, e
 // A query token weighs log((N+1)/df), df being how many of the N passages hold it: words every
 // candidate shares ("the", "of", the topic itself) count for almost nothing, so the window lands
 // where the question's distinctive words are, with no stop list. Ties go to the earliest window,
-// which keeps a passage's opening (often its title) when nothing better shows.
+// which keeps a passage's opening (often its title) when nothing better shows. A window starts
+// at a word's start, so the model never reads a word's tail as if it were a word, and its text
+// reads back as its tokens: both runtimes read the same input.
 func (t tokens) window(n int) []bool {
 	inQuery := make(map[int]bool, len(t.query))
 	for _, id := range t.query {
@@ -72,7 +75,7 @@ func (t tokens) window(n int) []bool {
 	cut := make([]bool, len(t.passages))
 	for i, ids := range t.passages {
 		if len(ids) > n {
-			start := bestWindow(ids, n, weight)
+			start := bestWindow(ids, t.starts[i], n, weight)
 			t.passages[i], cut[i] = ids[start:start+n], true
 		}
 	}
@@ -96,8 +99,9 @@ func windows(tk *encoder.Tokenizer, n int, query string, passages []string) ([]s
 }
 
 // bestWindow returns the start of the n-token run of ids with the largest total weight, the
-// earliest on ties. len(ids) > n > 0.
-func bestWindow(ids []int, n int, weight map[int]float64) int {
+// earliest on ties, among the starts that starts allows (every one when nil; the first always).
+// len(ids) > n > 0.
+func bestWindow(ids []int, starts []bool, n int, weight map[int]float64) int {
 	var sum float64
 	for _, id := range ids[:n] {
 		sum += weight[id]
@@ -106,7 +110,7 @@ func bestWindow(ids []int, n int, weight map[int]float64) int {
 	for s := 1; s+n <= len(ids); s++ {
 		sum += weight[ids[s+n-1]] - weight[ids[s-1]]
 		// A small tolerance keeps float drift in the running sum from moving a tie.
-		if sum > bestSum+1e-9 {
+		if (starts == nil || starts[s]) && sum > bestSum+1e-9 {
 			best, bestSum = s, sum
 		}
 	}

@@ -327,13 +327,13 @@ func candidates(v *view) (ok [len(classes)]bool, cued bool) {
 		v.is(hasToRe, plainT) || v.is(forbidRe, plainT) || v.is(conditionRe, plainT)
 	wished := v.is(softRe, text) && !strong
 
-	ok[0] = true
+	ok[noType] = true
 	// Any rule may be a safety one: its words decide in the type model, and recall matters more
 	// here than anywhere, so no list of safety words gates it.
-	ok[1] = (rule || v.is(imperativeRe, lead)) && !asked && !waived && !wished
-	ok[2] = corrects
-	ok[3] = rule && !asked && !waived && !wished
-	ok[4] = fails && !gone
+	ok[safety] = (rule || v.is(imperativeRe, lead)) && !asked && !waived && !wished
+	ok[correction] = corrects
+	ok[constraint] = rule && !asked && !waived && !wished
+	ok[blocking] = fails && !gone
 	return ok, rule || v.is(imperativeRe, lead) || corrects || fails
 }
 
@@ -361,7 +361,7 @@ func open(v *view) [len(classes)]bool {
 	rule := !asked && !v.is(notNeededRe, plainT) && !v.is(softRe, text) && !v.is(quotedRe, raw)
 	gone := settled(v, asked)
 	failure := !gone && v.msg.debugging >= FailureThreshold
-	return [len(classes)]bool{true, rule, false, rule, failure}
+	return [len(classes)]bool{noType: true, safety: rule, constraint: rule, blocking: failure}
 }
 
 // features returns the cue vector of v: 1 where a cue fires, then a constant 1 for the bias.

@@ -66,7 +66,7 @@ func detect(m Models, msg string, debugging float64) []Span {
 	if rules && !m.ungated(msg, xs, debugging) {
 		for i := range ls {
 			if t := classes[ls[i].class]; t == Safety || t == Constraint {
-				ls[i].class = 0
+				ls[i].class = noType
 			}
 		}
 	}
@@ -81,7 +81,7 @@ func detect(m Models, msg string, debugging float64) []Span {
 func failureOf(m Models, ls []labelled, xs []instance) []labelled {
 	best, most := -1, 0.0
 	for i, x := range xs {
-		if ls[i].class != 0 || settled(x.v, x.v.is(questionRe, text) || x.v.is(questionRe, sentence)) {
+		if ls[i].class != noType || settled(x.v, x.v.is(questionRe, text) || x.v.is(questionRe, sentence)) {
 			continue
 		}
 		if x.allowed == noneOnly {
@@ -107,18 +107,11 @@ func failureOf(m Models, ls []labelled, xs []instance) []labelled {
 // on, which need out-of-fold probabilities.
 func (m Models) Detect(msg string, debugging float64) []Span { return detect(m, msg, debugging) }
 
-// blocking is the index of Blocking in classes, found there so that reordering classes cannot
-// leave it pointing at another type.
-var blocking = slices.Index(classes[:], Blocking)
-
 // failureOnly is the candidate set of a clause that may be a failure or nothing.
-var failureOnly = func() (set [len(classes)]bool) {
-	set[0], set[blocking] = true, true
-	return set
-}()
+var failureOnly = [len(classes)]bool{noType: true, blocking: true}
 
 // noneOnly is the candidate set of a clause that may take no type.
-var noneOnly = [len(classes)]bool{true}
+var noneOnly = [len(classes)]bool{noType: true}
 
 // instance is one clause as the models see it: their input, the types it may take, and
 // whether a cue of some type fired (otherwise allowed is open's and the un-cued models judge).

@@ -34,8 +34,17 @@ import (
 // Corrections and failures are not gated: in cross-validation, gating them lost more
 // corrections than false alarms.
 //
+// The indexes of classes: candidate sets and the clause models' answers name a class by them.
+const (
+	noType = iota
+	safety
+	correction
+	constraint
+	blocking
+)
+
 // classes are the clause labels: no invariant, then the types in priority order.
-var classes = [...]Type{"", Safety, Correction, Constraint, Blocking}
+var classes = [...]Type{noType: "", safety: Safety, correction: Correction, constraint: Constraint, blocking: Blocking}
 
 // The labels of the sticky model.
 const (
@@ -180,7 +189,7 @@ func (m Models) judge(in classify.Input, allowed [len(classes)]bool, cued bool) 
 	}
 	// A rule read as a constraint that may well be a safety one is one: typed as a constraint
 	// it would lose its priority. Corrections and failures are not rules and keep their type.
-	if safety, constraint := 1, 3; best == constraint && allowed[safety] && q[safety] >= m.SafetyAt {
+	if best == constraint && allowed[safety] && q[safety] >= m.SafetyAt {
 		best = safety
 	}
 	return best, p * q[best]

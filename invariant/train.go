@@ -204,18 +204,18 @@ func trainingClauses(exs []Example, uncued bool, debugging func(string) float64)
 			if fs[i].allowed == noneOnly || !fs[i].cued && !uncued {
 				continue
 			}
-			y, most := 0, 0
+			y, most := noType, 0
 			for _, l := range ex.Labels {
 				ov := min(c.End, l.End) - max(c.Start, l.Start)
 				if ov > most && 2*ov >= min(c.End-c.Start, l.End-l.Start) {
 					y, most = slices.Index(classes[:], l.Type), ov
 				}
 			}
-			if y == 0 && failed && fs[i].allowed[blocking] {
+			if y == noType && failed && fs[i].allowed[blocking] {
 				continue
 			}
 			g := group(ex)
-			if y == 0 {
+			if y == noType {
 				sticky = append(sticky, classify.Example{Input: fs[i].in, Label: labelNone, Group: g})
 				continue
 			}

@@ -80,19 +80,21 @@ func detect(m Models, msg string, debugging float64) []Span {
 // among those the conventions allow.
 func failureOf(m Models, ls []labelled, xs []instance) []labelled {
 	best, most := -1, 0.0
-	for i, x := range xs {
+	for i := range xs {
+		x := &xs[i]
 		if ls[i].class != noType || settled(x.v, x.v.is(questionRe, text) || x.v.is(questionRe, sentence)) {
 			continue
 		}
+		in := x.in
 		if x.allowed == noneOnly {
-			x.in = clauseInput(x.v, features(x.v))
+			in = clauseInput(x.v, x.features())
 		}
 		allowed, cued := x.allowed, x.cued
 		if !allowed[blocking] {
 			// No cue of failure: the message's failure may still be told in any words.
 			allowed, cued = failureOnly, false
 		}
-		if p := m.failure(x.in, allowed, cued); p > most {
+		if p := m.failure(in, allowed, cued); p > most {
 			best, most = i, p
 		}
 	}
@@ -119,7 +121,17 @@ type instance struct {
 	in      classify.Input
 	allowed [len(classes)]bool
 	cued    bool
-	v       *view // for the failure of a failing message (failureOf)
+	v       *view     // for the failure of a failing message (failureOf) and the gate
+	cueVec  []float64 // the clause's cue features (features), once worked out
+}
+
+// features returns the clause's cue features, working them out once: the clause models, the
+// failure of a failing message and the gate all read them.
+func (x *instance) features() []float64 {
+	if x.cueVec == nil {
+		x.cueVec = features(x.v)
+	}
+	return x.cueVec
 }
 
 func instanceOf(v *view) instance {
@@ -131,7 +143,7 @@ func instanceOf(v *view) instance {
 	x.cued = cued
 	x.v = v
 	if x.allowed != noneOnly {
-		x.in = clauseInput(v, features(v))
+		x.in = clauseInput(v, x.features())
 	}
 	return x
 }

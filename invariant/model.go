@@ -199,8 +199,8 @@ func (m Models) judge(in classify.Input, allowed [len(classes)]bool, cued bool) 
 // clauses (xs, as instanceOf built them) and P(DEBUGGING).
 func gateInput(msg string, xs []instance, debugging float64) classify.Input {
 	extra := map[string]float64{"m.debugging": debugging}
-	for _, x := range xs {
-		for i, on := range features(x.v)[:len(cues)] {
+	for j := range xs {
+		for i, on := range xs[j].features()[:len(cues)] {
 			if on != 0 {
 				extra["any."+cues[i].name] = 1
 			}

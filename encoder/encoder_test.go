@@ -52,6 +52,28 @@ func TestEncodePairMarksSecondSegment(t *testing.T) {
 	require.Len(t, long.IDs, 512, "cut to the model's maximum length")
 }
 
+// Invalid UTF-8 reads as U+FFFD instead of reaching the tokenizer, which panics on it when
+// multibyte text follows.
+func TestInvalidUTF8ReadsAsReplacement(t *testing.T) {
+	t.Parallel()
+	m, err := encoder.Inspect(modeltest.Dir(t, modeltest.CrossEncoder))
+	require.NoError(t, err)
+	tk, err := encoder.NewTokenizer(m)
+	require.NoError(t, err)
+
+	got, err := tk.EncodePair("invalid \xff utf-8", "ÉTÉ Kelvin K 中文")
+	require.NoError(t, err)
+	want, err := tk.EncodePair("invalid \uFFFD utf-8", "ÉTÉ Kelvin K 中文")
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+
+	ids, err := tk.IDs("\xffÉTÉ 中文")
+	require.NoError(t, err)
+	wantIDs, err := tk.IDs("\uFFFDÉTÉ 中文")
+	require.NoError(t, err)
+	require.Equal(t, wantIDs, ids)
+}
+
 func repeat(s string, n int) string {
 	out := make([]byte, 0, len(s)*n)
 	for range n {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/knights-analytics/hugot/backends"
 	"github.com/knights-analytics/hugot/options"
@@ -39,7 +41,7 @@ type Sequence struct {
 // padding is dropped (batches are padded to their longest member instead) and the sequence is cut
 // to the model's maximum length.
 func (t *Tokenizer) Encode(text string) (Sequence, error) {
-	enc, err := t.tk.EncodeSingle(text, true)
+	enc, err := t.tk.EncodeSingle(validUTF8(text), true)
 	if err != nil {
 		return Sequence{}, fmt.Errorf("encoder: tokenizing: %w", err)
 	}
@@ -168,7 +170,7 @@ func (t *Tokenizer) IDs(text string) ([]int, error) {
 // Words is IDs with, for each token, whether it starts a word: the others continue the word
 // before them (WordPiece's "##" pieces), so text cut at a word start reads back as its tokens.
 func (t *Tokenizer) Words(text string) ([]int, []bool, error) {
-	enc, err := t.tk.EncodeSingle(text, false)
+	enc, err := t.tk.EncodeSingle(validUTF8(text), false)
 	if err != nil {
 		return nil, nil, fmt.Errorf("encoder: tokenizing: %w", err)
 	}
@@ -188,3 +190,14 @@ func (t *Tokenizer) Words(text string) ([]int, []bool, error) {
 
 // Decode returns the text of ids, word pieces joined, special tokens left out.
 func (t *Tokenizer) Decode(ids []int) string { return t.tk.Decode(ids, true) }
+
+// validUTF8 replaces invalid bytes by U+FFFD: sugarme's tokenizer panics (slice bounds out of
+// range) on invalid UTF-8 followed by multibyte text. Requests and PostgreSQL refuse invalid
+// UTF-8 today; this keeps a future path (a file read at ingest, a new route) from crashing a
+// batch.
+func validUTF8(text string) string {
+	if utf8.ValidString(text) {
+		return text
+	}
+	return strings.ToValidUTF8(text, "\uFFFD")
+}

@@ -93,6 +93,11 @@ type Report struct {
 	// Sticky is the "sticky or not" row: a span matches a gold span of any type, since a span
 	// kept under the wrong type is still kept in every bundle.
 	Sticky Counts
+	// Rules is the row of the rules a conversation keeps until it ends, safety requirements and
+	// hard constraints: a span of either type matches a gold span of either type. A rule found
+	// as a blocking error can be resolved by a later "that works", and as a correction replaced
+	// by the next one (see Sticky), so the sticky row overstates what stays.
+	Rules Counts
 	// Micro pools the typed rows: every span must match one of its own type.
 	Micro Counts
 	// Messages is the number of messages, Empty those with no gold span and FalseAlarms those
@@ -177,6 +182,7 @@ func (r *Report) add(ex Example, pred []Span) {
 	for _, t := range Types {
 		tally(r.Types[t], func(x Type) bool { return x == t }, true)
 	}
+	tally(&r.Rules, func(x Type) bool { return x == Safety || x == Constraint }, false)
 	all := func(Type) bool { return true }
 	tally(&r.Micro, all, true)
 	tally(&r.Sticky, all, false)
@@ -198,6 +204,7 @@ func (r Report) WriteText(w io.Writer) error {
 	for _, t := range Types {
 		row(string(t), *r.Types[t])
 	}
+	row("rules (safety or hard)", r.Rules)
 	row("all (micro)", r.Micro)
 	row("sticky (any type)", r.Sticky)
 	if err := tw.Flush(); err != nil {

@@ -8,7 +8,7 @@ import (
 )
 
 // The span rule by hand: same type and IoU >= 0.3 for the typed rows, any type for the sticky
-// row; a message without gold spans that gets one is a false alarm.
+// row, safety or hard constraint for the rules row; a message without gold spans that gets one is a false alarm.
 func TestEvaluateSpans(t *testing.T) {
 	t.Parallel()
 	msg := "Never log the token. The build fails with KeyError."
@@ -35,9 +35,11 @@ func TestEvaluateSpans(t *testing.T) {
 	require.Equal(t, Counts{Pred: 1, FP: 1}, *r.Types[Correction])
 	require.Equal(t, Counts{Pred: 3, PredOK: 0, Gold: 2, GoldOK: 0, TP: 1, FP: 1}, r.Micro)
 	require.Equal(t, Counts{Pred: 3, PredOK: 1, Gold: 2, GoldOK: 1, TP: 1, FP: 1}, r.Sticky)
+	require.Equal(t, Counts{Pred: 1, PredOK: 1, Gold: 1, GoldOK: 1, TP: 1}, r.Rules)
 	require.Equal(t, [3]int{2, 1, 1}, [3]int{r.Messages, r.Empty, r.FalseAlarms})
 
 	var b strings.Builder
 	require.NoError(t, r.WriteText(&b))
 	require.Regexp(t, `(?m)^\s*sticky \(any type\)\s+0\.333\s+0\.500\s`, b.String(), "name, precision, recall first")
+	require.Regexp(t, `(?m)^\s*rules \(safety or hard\)\s+1\.000\s+1\.000\s`, b.String())
 }

@@ -151,7 +151,7 @@ func (r *Report) add(ex Example, pred []Span) {
 			inPred = true
 			c.Pred++
 			for _, g := range ex.Labels {
-				if match(p, g, typed) {
+				if keep(g.Type) && match(p, g, typed) {
 					c.PredOK++
 					break
 				}
@@ -164,7 +164,7 @@ func (r *Report) add(ex Example, pred []Span) {
 			inGold = true
 			c.Gold++
 			for _, p := range pred {
-				if match(p, g, typed) {
+				if keep(p.Type) && match(p, g, typed) {
 					c.GoldOK++
 					break
 				}

@@ -29,13 +29,21 @@ func TestEvaluateSpans(t *testing.T) {
 		"thanks!": {{Type: Correction, Start: 0, End: 6}},
 	}
 	r := Evaluate(exs, func(s string) []Span { return pred[s] })
+	require.Equal(t, Counts{Pred: 1, PredOK: 1, Gold: 1, GoldOK: 1, TP: 1}, r.Rules)
+
+	// A rule found only as a blocking error is not kept to the conversation's end, and a rule
+	// over an error is no rule: neither matches in the rules row.
+	exs[0].Labels = append(exs[0].Labels, Label{Type: Constraint, Start: 21, End: 50})
+	pred[msg] = []Span{{Type: Blocking, Start: 0, End: 19}, {Type: Safety, Start: 41, End: 49}}
+	wrong := Evaluate(exs, func(s string) []Span { return pred[s] })
+	require.Equal(t, Counts{Pred: 1, PredOK: 0, Gold: 2, GoldOK: 0, TP: 1}, wrong.Rules)
+	require.Equal(t, 2, wrong.Sticky.GoldOK, "the sticky row counts both misplaced types")
 	require.Equal(t, Counts{Pred: 0, Gold: 1, FN: 1}, *r.Types[Safety])
 	require.Equal(t, Counts{Pred: 1, Gold: 0, FP: 1}, *r.Types[Constraint])
 	require.Equal(t, Counts{Pred: 1, Gold: 1, TP: 1}, *r.Types[Blocking])
 	require.Equal(t, Counts{Pred: 1, FP: 1}, *r.Types[Correction])
 	require.Equal(t, Counts{Pred: 3, PredOK: 0, Gold: 2, GoldOK: 0, TP: 1, FP: 1}, r.Micro)
 	require.Equal(t, Counts{Pred: 3, PredOK: 1, Gold: 2, GoldOK: 1, TP: 1, FP: 1}, r.Sticky)
-	require.Equal(t, Counts{Pred: 1, PredOK: 1, Gold: 1, GoldOK: 1, TP: 1}, r.Rules)
 	require.Equal(t, [3]int{2, 1, 1}, [3]int{r.Messages, r.Empty, r.FalseAlarms})
 
 	var b strings.Builder

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"log/slog"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -91,6 +92,15 @@ func (s *Store) MaxSeq(ctx context.Context) (int64, error) {
 // k. A pool's connections carry both settings from their start (Open), so a search is one
 // statement, one round trip; a store over a transaction (New), or a k above ef_search, sets
 // them for one transaction instead.
+//
+// The iterative scan has bounds of its own, though: pgvector stops it after
+// hnsw.max_scan_tuples index tuples (20,000 by default) or hnsw.scan_mem_multiplier x work_mem of
+// memory, and returns what it found, with no error. A tenant, or a set of documents, whose chunks
+// are few among the nearest to q then gets fewer than k, even none (the planner sorts the
+// filtered chunks instead when its estimates say the filter is selective, but only then). So a
+// search that finds fewer than k sorts the filtered chunks by distance instead (searchExact),
+// and a search within documents does so first: they are a handful, and through the HNSW index
+// their nearest chunks are found worse than a whole tenant's.
 func (s *Store) SearchVector(ctx context.Context, q []float32, k int, docs []uuid.UUID) ([]ragd.Hit, error) {
 	if k < 1 {
 		return nil, ragd.Invalidf("k", "must be at least 1, got %d", k)
@@ -112,17 +122,91 @@ func (s *Store) SearchVector(ctx context.Context, q []float32, k int, docs []uui
 }
 
 // iterativeScan is pgvector's hnsw.iterative_scan for every vector search: results in exact
-// distance order, as many as asked for whatever the filters drop.
+// distance order, as many as asked for whatever the filters drop (up to its bounds).
 const iterativeScan = "strict_order"
 
 func (s *Store) searchVector(ctx context.Context, q []float32, k int, docs []uuid.UUID) ([]ragd.Hit, error) {
-	sql := `SELECT id, 1 - (embedding <=> $1) FROM chunks WHERE active AND embedding IS NOT NULL AND tenant_id = $3`
+	filter := "active AND embedding IS NOT NULL AND tenant_id = $3"
 	args := []any{pgvector.NewVector(q), k, tenantOf(ctx)}
 	if len(docs) > 0 {
-		sql += " AND doc_id = ANY($4)"
+		filter += " AND doc_id = ANY($4::uuid[])"
 		args = append(args, docs)
+		if hits, ok, err := s.searchExact(ctx, filter, args); err != nil || ok {
+			return hits, err
+		}
 	}
-	rows, err := s.db.Query(ctx, sql+" ORDER BY embedding <=> $1 LIMIT $2", args...)
+	hits, err := s.vectorHits(ctx, "SELECT id, 1 - (embedding <=> $1) FROM chunks WHERE "+filter+" ORDER BY embedding <=> $1 LIMIT $2", args...)
+	if err != nil || len(hits) == k {
+		return hits, err
+	}
+	if len(docs) == 0 {
+		exact, ok, err := s.searchExact(ctx, filter, args)
+		if err != nil || ok {
+			return exact, err
+		}
+	}
+	s.logger.WarnContext(ctx, "vector search found fewer than k chunks: pgvector's iterative scan stopped at hnsw.max_scan_tuples (or hnsw.scan_mem_multiplier x work_mem), and the filter matches too many chunks to sort them all; raising hnsw.max_scan_tuples raises both bounds",
+		slog.Int("k", k), slog.Int("found", len(hits)), slog.Int("documents", len(docs)))
+	return hits, nil
+}
+
+// maxScanTuples is pgvector's hnsw.max_scan_tuples, read by the statement that uses it: the
+// session's value, which an operator may raise (ALTER ROLE ... SET). An exact search reads at
+// most as many chunks as the iterative scan may visit, so it costs about what that scan may.
+const maxScanTuples = "current_setting('hnsw.max_scan_tuples')::int"
+
+// exactSQL sorts the chunks the filter matches by distance, without the HNSW index (its order
+// is not the index's: "+ 0"), when there are at most hnsw.max_scan_tuples of them. Its first
+// column is their count, capped at one more; when there are more it returns that count alone,
+// in a row without a chunk (as it does when there are none).
+const exactSQL = `
+	SELECT f.n, c.id, 1 - c.distance
+	FROM (SELECT count(*) AS n FROM (SELECT FROM chunks WHERE %[1]s LIMIT %[2]s + 1) x) f
+	LEFT JOIN LATERAL (
+		SELECT id, embedding <=> $1 AS distance FROM chunks WHERE %[1]s AND f.n <= %[2]s
+		ORDER BY (embedding <=> $1) + 0 LIMIT $2) c ON true
+	ORDER BY c.distance`
+
+// searchExact returns the k chunks nearest to q that the filter matches, by sorting them all,
+// and ok; or not ok when the filter matches more than hnsw.max_scan_tuples chunks. args are
+// searchVector's: q, k, the tenant and, with documents, their ids. It is planned with its
+// parameters every time (an unnamed statement): a plan made for any tenant could read the whole
+// table for a small one.
+func (s *Store) searchExact(ctx context.Context, filter string, args []any) (hits []ragd.Hit, ok bool, err error) {
+	args = append([]any{pgx.QueryExecModeExec}, args...)
+	if len(args) > 4 {
+		// Without the server's parameter types pgx encodes the documents by their Go type; as
+		// text ids they need no codec of the connection's (a transaction's, under New, may lack
+		// the pool's).
+		docs := args[4].([]uuid.UUID)
+		ids := make([]string, len(docs))
+		for i, d := range docs {
+			ids[i] = d.String()
+		}
+		args[4] = ids
+	}
+	rows, err := s.db.Query(ctx, fmt.Sprintf(exactSQL, filter, maxScanTuples), args...)
+	if err != nil {
+		return nil, false, fmt.Errorf("store: exact vector search: %w", err)
+	}
+	var n int
+	var id *int64
+	var score *float64
+	_, err = pgx.ForEachRow(rows, []any{&n, &id, &score}, func() error {
+		if id != nil {
+			hits = append(hits, ragd.Hit{ChunkID: *id, Score: *score, Rank: len(hits) + 1})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("store: exact vector search: %w", err)
+	}
+	return hits, n == 0 || len(hits) > 0, nil
+}
+
+// vectorHits runs a vector search statement whose rows are a chunk id and its score, best first.
+func (s *Store) vectorHits(ctx context.Context, sql string, args ...any) ([]ragd.Hit, error) {
+	rows, err := s.db.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: vector search: %w", err)
 	}

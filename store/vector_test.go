@@ -2,9 +2,12 @@ package store_test
 
 import (
 	"fmt"
+	"log/slog"
+	neturl "net/url"
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/pgvector/pgvector-go"
 	"github.com/stretchr/testify/require"
@@ -76,4 +79,109 @@ func TestSearchVectorPoolSkipsOtherTenants(t *testing.T) {
 	plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	require.NoError(t, err)
 	require.Contains(t, strings.Join(plan, "\n"), "Index Scan using chunks_embedding_idx", "the caller's search uses the HNSW index")
+}
+
+// A tenant's search returns its k nearest chunks when pgvector's iterative scan gives up first,
+// as it does for a small tenant among a large one's chunks. The other tenant's chunks are all nearer the question than any of ours, and the scan
+// stops when its memory passes hnsw.scan_mem_multiplier x work_mem (work_mem lowered for the
+// pool's sessions, as an operator could, to keep the tables small: at the defaults it stops
+// after 20,000 tuples visited, hnsw.max_scan_tuples). Ours are most of the table, so the planner
+// searches the HNSW index (checked below) rather than sorting ours, and the scan alone returns
+// fewer than k of ours (none, in practice). A search within most of our documents is checked too.
+func TestSearchVectorWhenTheIterativeScanStopsShort(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	url := dbtest.NewDatabase(t)
+	const k, ours, theirs = 10, 1000, 200
+	app, err := neturl.Parse(dbtest.AppURL(t, url))
+	require.NoError(t, err)
+	query := app.Query()
+	query.Set("options", "-c work_mem=64kB")
+	app.RawQuery = strings.ReplaceAll(query.Encode(), "+", "%20") // pgx reads a + as itself
+	var logs strings.Builder
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	s, err := store.Open(ctx, store.Config{URL: app.String(), OwnerURL: url, EmbeddingDim: dbtest.Dim, Migrate: true, EfSearch: k, Logger: logger})
+	require.NoError(t, err)
+	defer s.Close()
+	beta, err := s.EnsureTenant(ctx, "beta")
+	require.NoError(t, err)
+	betaCtx := ragd.WithPrincipal(ctx, ragd.Principal{Tenant: beta})
+
+	// Ours lean further from axis 0 the lower their number: the nearest are the last ones.
+	var vs []ragd.NewVersion
+	for i := range ours {
+		v := version(fmt.Sprintf("ours-%d", i), "h", fmt.Sprintf("ours %d", i))
+		v.Chunks[0].Embedding = unit(1+i%(dbtest.Dim-1), 0, 0.3+0.001*float64(i))
+		vs = append(vs, v)
+	}
+	saved, err := s.SaveVersions(ctx, vs)
+	require.NoError(t, err)
+	vs = nil
+	for i := range theirs {
+		v := version(fmt.Sprintf("theirs-%d", i), "h", fmt.Sprintf("theirs %d", i))
+		v.Chunks[0].Embedding = unit(0, 1+i%(dbtest.Dim-1), 0.001*float64(i+1))
+		vs = append(vs, v)
+	}
+	_, err = s.SaveVersions(betaCtx, vs)
+	require.NoError(t, err)
+	owner, err := pgx.Connect(ctx, url)
+	require.NoError(t, err)
+	defer owner.Close(ctx)
+	_, err = owner.Exec(ctx, "ANALYZE chunks")
+	require.NoError(t, err)
+
+	q := unit(0, 1, 0)
+	var want []string
+	for i := ours - 1; i >= ours-k; i-- {
+		want = append(want, fmt.Sprintf("ours %d", i))
+	}
+	// More than five times: pgx prepares the statement, and PostgreSQL may then plan it once for
+	// every tenant.
+	for range 7 {
+		hits, err := s.SearchVector(ctx, q, k, nil)
+		require.NoError(t, err)
+		require.Equal(t, want, chunkTexts(t, ctx, s, hits))
+	}
+	require.NotContains(t, logs.String(), "fewer than k")
+
+	// The same within most of our documents: their chunks are sorted by distance, not searched
+	// for through the index.
+	var docs []uuid.UUID
+	for _, r := range saved[ours/4:] {
+		docs = append(docs, r.DocID)
+	}
+	for range 7 {
+		hits, err := s.SearchVector(ctx, q, k, docs)
+		require.NoError(t, err)
+		require.Equal(t, want, chunkTexts(t, ctx, s, hits))
+	}
+
+	// The plan the pool's sessions get is the HNSW index's, and it stops short.
+	conn := dbtest.AppConn(t, url, ragd.DefaultTenant.String())
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, fmt.Sprintf("SET hnsw.ef_search = %d; SET hnsw.iterative_scan = strict_order; SET work_mem = '64kB'", k))
+	require.NoError(t, err)
+	search := `SELECT id FROM chunks WHERE active AND embedding IS NOT NULL AND tenant_id = $1 ORDER BY embedding <=> $2::vector LIMIT $3`
+	rows, err := conn.Query(ctx, "EXPLAIN "+search, ragd.DefaultTenant, pgvector.NewVector(q), k)
+	require.NoError(t, err)
+	plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	require.Contains(t, strings.Join(plan, "\n"), "Index Scan using chunks_embedding_idx", "our search uses the HNSW index")
+	rows, err = conn.Query(ctx, search, ragd.DefaultTenant, pgvector.NewVector(q), k)
+	require.NoError(t, err)
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	require.NoError(t, err)
+	require.Less(t, len(ids), k, "the HNSW scan alone stops short of k")
+
+	// When the filter matches more than hnsw.max_scan_tuples chunks they are not sorted: the
+	// search returns what the HNSW scan found, and says so.
+	query.Set("options", "-c work_mem=64kB -c hnsw.max_scan_tuples=100")
+	app.RawQuery = strings.ReplaceAll(query.Encode(), "+", "%20")
+	capped, err := store.Open(ctx, store.Config{URL: app.String(), EmbeddingDim: dbtest.Dim, EfSearch: k, Logger: logger})
+	require.NoError(t, err)
+	defer capped.Close()
+	hits, err := capped.SearchVector(ctx, q, k, nil)
+	require.NoError(t, err)
+	require.Less(t, len(hits), k)
+	require.Contains(t, logs.String(), "vector search found fewer than k chunks")
 }

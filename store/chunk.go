@@ -153,6 +153,8 @@ func (s *Store) searchVector(ctx context.Context, q []float32, k int, docs []uui
 // maxScanTuples is pgvector's hnsw.max_scan_tuples, read by the statement that uses it: the
 // session's value, which an operator may raise (ALTER ROLE ... SET). An exact search reads at
 // most as many chunks as the iterative scan may visit, so it costs about what that scan may.
+// The setting exists once pgvector's library is loaded, which the statement's vector parameter
+// does before it runs, on a fresh connection too.
 const maxScanTuples = "current_setting('hnsw.max_scan_tuples')::int"
 
 // exactSQL sorts the chunks the filter matches by distance, without the HNSW index (its order

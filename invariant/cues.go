@@ -38,6 +38,7 @@ type message struct {
 	progress  bool    // it says that work is blocked
 	debugging float64 // the mode classifier's probability that it is DEBUGGING
 	memo      map[memoKey]bool
+	named     map[memoKey]uint64 // the safety concepts a text names (re nil), as conceptIndex finds them
 }
 
 type memoKey struct {
@@ -51,7 +52,7 @@ type memoKey struct {
 func newMessage(msg string, debugging float64) *message {
 	norm := normalise(msg)
 	return &message{resolved: resolvedRe.MatchString(norm), progress: progressRe.MatchString(norm),
-		debugging: debugging, memo: map[memoKey]bool{}}
+		debugging: debugging, memo: map[memoKey]bool{}, named: map[memoKey]uint64{}}
 }
 
 // FailureThreshold is the P(DEBUGGING) from which a message reports a current failure (the
@@ -79,20 +80,35 @@ func newView(msg string, c clause, m *message) *view {
 	return v
 }
 
-// is reports whether re matches the text f of the view.
-func (v *view) is(re *regexp.Regexp, f field) bool {
-	at := v.c.segment
+// at returns the segment text f of the view is of: the clause, its sentence or its line.
+func (v *view) at(f field) segment {
 	switch f {
 	case sentence:
-		at = v.c.Sentence
+		return v.c.Sentence
 	case line:
-		at = v.c.Line
+		return v.c.Line
 	}
-	k := memoKey{re, f, at}
+	return v.c.segment
+}
+
+// is reports whether re matches the text f of the view.
+func (v *view) is(re *regexp.Regexp, f field) bool {
+	k := memoKey{re, f, v.at(f)}
 	got, ok := v.msg.memo[k]
 	if !ok {
 		got = re.MatchString(v.texts[f])
 		v.msg.memo[k] = got
+	}
+	return got
+}
+
+// concepts returns the safety concepts text f of the view names, one bit each (concept.go).
+func (v *view) concepts(f field) uint64 {
+	k := memoKey{nil, f, v.at(f)}
+	got, ok := v.msg.named[k]
+	if !ok {
+		got = conceptIndex.find(v.texts[f])
+		v.msg.named[k] = got
 	}
 	return got
 }

@@ -52,3 +52,29 @@ func TestConceptIndexMatchesRegexp(t *testing.T) {
 	}
 	require.Greater(t, named, len(texts)/10, "the texts name concepts, so the test compares something")
 }
+
+// TestOccasionIsNoRule checks that a clause telling when an event happens may be no rule, while
+// one that demands it may (occasion).
+func TestOccasionIsNoRule(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		clause string
+		rule   bool
+	}{
+		{"it only happens when the cache is cold", false},
+		{"this never occurs on staging", false},
+		{"the warning only shows up for admins", false},
+		{"it only reproduces with two tabs open", false},
+		{"make sure this never happens again", true},
+		{"the reminder must only pop up once a day", true},
+		{"only admins can delete projects", true},
+	} {
+		v := newView(tc.clause, clause{segment: segment{0, len(tc.clause)}, Sentence: segment{0, len(tc.clause)},
+			Line: segment{0, len(tc.clause)}}, newMessage(tc.clause, 0))
+		ok, cued := candidates(v)
+		if !cued {
+			ok = open(v)
+		}
+		require.Equal(t, tc.rule, ok[safety] || ok[constraint], "rule types allowed for %q", tc.clause)
+	}
+}

@@ -216,12 +216,23 @@ var (
 	// motor whenever the door is open").
 	imperativeRe = re(`^(?:always |never )?(?:disable|enable|keep|block|deny|reject|refuse|require|restrict|limit|lock|mask|redact|encrypt|scan|verify|validate|check|stop|shut|turn off|switch off|cut|sanitize|sanitise|escape|isolate|sandbox|rate-limit|throttle|log out|revoke)\b`)
 	firstPerRe   = re(`\b(?:i|i'm|we|we're|my|our|me|us)\b`)
+	// occursRe is a verb telling that an event takes place: a clause with it tells when
+	// something happens ("only happens when the session has expired", "it never occurs on
+	// staging"), not what the solution must do.
+	occursRe = re(`\b(?:happen(?:s|ed|ing)?|occur(?:s|red|ring|rence)?|reproduc(?:e|es|ed|ing|ible)|(?:shows?|showed|shown|pops?|popped|comes?|came|crops?|cropped) up)\b`)
 )
+
+// occasion reports whether clause v tells when an event happens rather than what must be: a verb
+// of occurrence without an explicit demand ("make sure this never happens again" is a rule).
+func occasion(v *view) bool {
+	return v.is(occursRe, plainT) &&
+		!(v.is(mustRe, plainT) || v.is(hasToRe, plainT) || v.is(makeSureRe, plainT) || v.is(requireRe, plainT))
+}
 
 // cues is the feature set of the clause model, in the order of its weights. Each cue is a
 // question about one clause; "s." cues ask about its sentence and "m." cues about the message,
-// because some clauses are decided by their neighbours.
-var cues = []cue{
+// because some clauses are decided by their neighbours. The safety concepts (concept.go) end it.
+var cues = append([]cue{
 	{"must", func(v *view) bool { return v.is(mustRe, plainT) }},
 	{"never", func(v *view) bool { return v.is(neverRe, plainT) }},
 	{"always", func(v *view) bool { return v.is(alwaysRe, plainT) }},
@@ -287,7 +298,7 @@ var cues = []cue{
 	{"m.progress", func(v *view) bool { return v.msg.progress }},
 	{"first-person", func(v *view) bool { return v.is(firstPerRe, text) }},
 	{"failure+question", func(v *view) bool { return failureWords(v) && v.is(questionRe, sentence) }},
-}
+}, conceptCues()...)
 
 // plain is text with its idioms and quotations blanked out, so that the words of a requirement
 // inside "I must say", "at least it compiles" or a quoted error ("`maximum recursion depth
@@ -326,7 +337,8 @@ func failureWords(v *view) bool {
 // requirement nor a hard constraint ("do I have to have a boating safety certificate?"), a soft
 // preference without a strong modal is no hard constraint ("ideally under 100 lines"), and a
 // failure that is fixed, hypothetical, only a warning or asked about in general ("what does exit
-// code 137 mean?") is not blocking. The model chooses
+// code 137 mean?") is not blocking, and a clause telling when an event happens is no rule
+// ("it only happens when the session has expired": occasion). The model chooses
 // among the candidates only, so these rules hold whatever the weights. cued reports whether a
 // cue of any type fired, ruled out or not: a clause without one is open's to judge, while one
 // whose every cue the conventions rule out is no invariant.
@@ -339,18 +351,34 @@ func candidates(v *view) (ok [len(classes)]bool, cued bool) {
 		v.is(youSaidRe, sentence) || v.is(notXRe, text) || v.is(noLongerRe, text) || v.is(changeRe, text)
 	fails := failureWords(v) || v.is(errLineRe, line) || v.is(errCodeRe, text) || v.is(progressRe, text)
 	gone := settled(v, asked)
-	strong := v.is(mustRe, plainT) || v.is(neverRe, plainT) || v.is(alwaysRe, plainT) || v.is(requireRe, plainT) ||
-		v.is(hasToRe, plainT) || v.is(forbidRe, plainT) || v.is(conditionRe, plainT)
-	wished := v.is(softRe, text) && !strong
+	wished := v.is(softRe, text) && !strongRule(v)
+	told := occasion(v)
 
 	ok[noType] = true
 	// Any rule may be a safety one: its words decide in the type model, and recall matters more
 	// here than anywhere, so no list of safety words gates it.
-	ok[safety] = (rule || v.is(imperativeRe, lead)) && !asked && !waived && !wished
+	ok[safety] = (rule || v.is(imperativeRe, lead)) && !asked && !waived && !wished && !told
 	ok[correction] = corrects
-	ok[constraint] = rule && !asked && !waived && !wished
+	ok[constraint] = rule && !asked && !waived && !wished && !told
 	ok[blocking] = fails && !gone
 	return ok, rule || v.is(imperativeRe, lead) || corrects || fails
+}
+
+// strongRule reports whether clause v holds a rule word no wish or retraction softens: a strong
+// modal, always or never, a requirement or a condition.
+func strongRule(v *view) bool {
+	return v.is(mustRe, plainT) || v.is(neverRe, plainT) || v.is(alwaysRe, plainT) || v.is(requireRe, plainT) ||
+		v.is(hasToRe, plainT) || v.is(forbidRe, plainT) || v.is(conditionRe, plainT)
+}
+
+// retracts reports whether clause v corrects something said before in its own words ("Actually,
+// I meant battery smoke alarms only.": the correction cues on the clause, not its sentence) and
+// holds no strong rule word (strongRule). Such a clause names what it corrects: a safety concept
+// in it is the subject of the correction, not what a rule protects (judge).
+func retracts(v *view) bool {
+	own := v.is(correctLeadRe, text) || v.is(actuallyRe, text) || v.is(meantRe, text) || v.is(youSaidRe, text) ||
+		v.is(notXRe, text) || v.is(noLongerRe, text) || v.is(changeRe, text)
+	return own && !strongRule(v)
 }
 
 // settled reports whether the conventions rule out that clause v reports a current failure:
@@ -364,7 +392,7 @@ func settled(v *view, asked bool) bool {
 
 // open returns the classes a clause without any cue may take: every type but those the
 // conventions rule out whatever the words, as in candidates (a question, a waived need or a
-// wish is no rule; a fixed, past or hypothetical failure, or one asked about in general, is not
+// wish is no rule, nor an occasion; a fixed, past or hypothetical failure, or one asked about in general, is not
 // blocking; quoted words are no rule of the user's), and but a correction: one message alone
 // cannot show that it contradicts an earlier one unless it says so, and saying so is a cue
 // ("no,", "actually", "I meant"). Without a word of failure, a clause may be a blocking error
@@ -374,7 +402,7 @@ func open(v *view) [len(classes)]bool {
 	asked := v.is(questionRe, text) || v.is(questionRe, sentence)
 	// Quoted words are someone else's: a rule in quoted docs is not the user's, while a quoted
 	// error may still be the failure.
-	rule := !asked && !v.is(notNeededRe, plainT) && !v.is(softRe, text) && !v.is(quotedRe, raw)
+	rule := !asked && !v.is(notNeededRe, plainT) && !v.is(softRe, text) && !v.is(quotedRe, raw) && !occasion(v)
 	gone := settled(v, asked)
 	failure := !gone && v.msg.debugging >= FailureThreshold
 	return [len(classes)]bool{noType: true, safety: rule, constraint: rule, blocking: failure}

@@ -58,7 +58,7 @@ func detect(m Models, msg string, debugging float64) []Span {
 			ls[i] = labelled{clause: c, p: 1}
 			continue
 		}
-		k, p := m.judge(x.in, x.allowed, x.cued)
+		k, p := m.judge(x.in, x.allowed, x.cued, x.retracts)
 		ls[i] = labelled{clause: c, class: k, p: p, past: v.is(pastRe, text) && !v.is(presentRe, text)}
 		found = found || k == blocking
 		rules = rules || classes[k] == Safety || classes[k] == Constraint
@@ -121,8 +121,11 @@ type instance struct {
 	in      classify.Input
 	allowed [len(classes)]bool
 	cued    bool
-	v       *view     // for the failure of a failing message (failureOf) and the gate
-	cueVec  []float64 // the clause's cue features (features), once worked out
+	// retracts: the clause may be a correction and says so in its own words, with no strong rule
+	// word (retracts), so that a safety concept it names does not make it a safety requirement.
+	retracts bool
+	v        *view     // for the failure of a failing message (failureOf) and the gate
+	cueVec   []float64 // the clause's cue features (features), once worked out
 }
 
 // features returns the clause's cue features, working them out once: the clause models, the
@@ -141,6 +144,7 @@ func instanceOf(v *view) instance {
 		x.allowed = open(v)
 	}
 	x.cued = cued
+	x.retracts = x.allowed[correction] && retracts(v)
 	x.v = v
 	if x.allowed != noneOnly {
 		x.in = clauseInput(v, x.features())

@@ -49,6 +49,12 @@ func TestDetect(t *testing.T) {
 		{"correction no-not", "No, use LDAP, not OAuth", []want{{Correction, "No, use LDAP, not OAuth"}}},
 		{"correction actually", "actually it's Python 3.8", []want{{Correction, "actually it's Python 3.8"}}},
 		{"correction meant", "oh I meant saturn", []want{{Correction, "oh I meant saturn"}}},
+		// A correction names what it corrects, whatever the subject: a hazard or a secret in it is
+		// no safety rule (retracts).
+		{"correction naming a hazard", "No wait, the drone is a DJI Mini, not a Mavic.",
+			[]want{{Correction, "No wait, the drone is a DJI Mini, not a Mavic."}}},
+		{"correction naming secrets", "I meant the passwords of the admin accounts only.",
+			[]want{{Correction, "I meant the passwords of the admin accounts only."}}},
 		{"challenge and its reason", "Are you sure? I think you can get a permit at 15 years old.",
 			[]want{{Correction, "Are you sure? I think you can get a permit at 15 years old."}}},
 		{"you said", "what? you said it is free to open one!", []want{{Correction, "you said it is free to open one!"}}},
@@ -73,6 +79,13 @@ func TestDetect(t *testing.T) {
 			[]want{{Safety, "Users should only see documents their team has access to."}}},
 		{"malware", "All attachments must be virus-scanned before they're indexed.",
 			[]want{{Safety, "All attachments must be virus-scanned before they're indexed."}}},
+		// Safety concepts (concept.go): people near a machine, a load limit, other people's data,
+		// in words no cue of cues.go names.
+		{"drone near people", "The drone must stay at least 30 metres away from spectators.",
+			[]want{{Safety, "The drone must stay at least 30 metres away from spectators."}}},
+		{"ladder load", "The ladder must not carry more than 150 kg.",
+			[]want{{Safety, "The ladder must not carry more than 150 kg."}}},
+		{"own grades", "Students only see their own grades.", []want{{Safety, "Students only see their own grades."}}},
 		{"a failure now, after one before", "the build failed twice last week and it fails again now with exit code 2",
 			[]want{{Blocking, "it fails again now with exit code 2"}}},
 
@@ -115,6 +128,11 @@ func TestDetect(t *testing.T) {
 			[]want{{Blocking, "`ImportError: cannot import name 'Settings'`"}}},
 		{"trace then only", "KeyError: 'user_id'\n  at handler (app.py:41)\n\nonly happens when the session has expired",
 			[]want{{Blocking, "KeyError: 'user_id'"}}},
+		// A clause telling when the failure happens asks nothing of the solution (occasion).
+		{"when it happens", "the upload fails with a 413. it only happens for files over 10 MB",
+			[]want{{Blocking, "the upload fails with a 413."}}},
+		{"where it shows up", "the chart flickers. it only shows up on the second monitor",
+			[]want{{Blocking, "the chart flickers."}}},
 		{"bug report's no", "the upload hangs at 99%. no error in the console.", []want{{Blocking, "the upload hangs at 99%."}}},
 		{"a request's limit", "Summarise this article for me, at most 100 words", []want{{Constraint, "at most 100 words"}}},
 		{"empty", "", nil},

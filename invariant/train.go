@@ -247,7 +247,8 @@ func gateExamples(exs []Example, debugging func(string) float64) []classify.Exam
 // P(DEBUGGING) (Debugging, or out-of-fold probabilities for messages the mode model was trained
 // on).
 func Train(exs []Example, opts classify.Options, debugging func(string) float64) (Models, error) {
-	m := Models{StickyAt: StickyThreshold, SafetyAt: SafetyShare, UncuedAt: UncuedThreshold, GateAt: GateThreshold}
+	m := Models{StickyAt: StickyThreshold, SafetyAt: SafetyShare, ConceptSafetyAt: ConceptSafetyShare,
+		UncuedAt: UncuedThreshold, GateAt: GateThreshold}
 	for _, uncued := range []bool{false, true} {
 		sticky, typed := trainingClauses(exs, uncued, debugging)
 		s, err := classify.Train(sticky, opts)

@@ -51,11 +51,7 @@ func TestSearchVectorPoolSkipsOtherTenants(t *testing.T) {
 	_, err = s.SaveVersions(betaCtx, theirs)
 	require.NoError(t, err)
 
-	owner, err := pgx.Connect(ctx, url)
-	require.NoError(t, err)
-	defer owner.Close(ctx)
-	_, err = owner.Exec(ctx, "ANALYZE chunks")
-	require.NoError(t, err)
+	analyzeChunks(t, url)
 
 	q := unit(0, 1, 0)
 	hits, err := s.SearchVector(ctx, q, k, nil)
@@ -82,8 +78,8 @@ func TestSearchVectorPoolSkipsOtherTenants(t *testing.T) {
 }
 
 // A tenant's search returns its k nearest chunks when pgvector's iterative scan gives up first,
-// as it does for a small tenant among a large one's chunks. The other tenant's chunks are all nearer the question than any of ours, and the scan
-// stops when its memory passes hnsw.scan_mem_multiplier x work_mem (work_mem lowered for the
+// as it does for a small tenant among a large one's chunks. The other tenant's chunks are all
+// nearer the question than any of ours, and the scan stops when its memory passes hnsw.scan_mem_multiplier x work_mem (work_mem lowered for the
 // pool's sessions, as an operator could, to keep the tables small: at the defaults it stops
 // after 20,000 tuples visited, hnsw.max_scan_tuples). Ours are most of the table, so the planner
 // searches the HNSW index (checked below) rather than sorting ours, and the scan alone returns
@@ -124,11 +120,7 @@ func TestSearchVectorWhenTheIterativeScanStopsShort(t *testing.T) {
 	}
 	_, err = s.SaveVersions(betaCtx, vs)
 	require.NoError(t, err)
-	owner, err := pgx.Connect(ctx, url)
-	require.NoError(t, err)
-	defer owner.Close(ctx)
-	_, err = owner.Exec(ctx, "ANALYZE chunks")
-	require.NoError(t, err)
+	analyzeChunks(t, url)
 
 	q := unit(0, 1, 0)
 	var want []string
@@ -184,4 +176,15 @@ func TestSearchVectorWhenTheIterativeScanStopsShort(t *testing.T) {
 	require.NoError(t, err)
 	require.Less(t, len(hits), k)
 	require.Contains(t, logs.String(), "vector search found fewer than k chunks")
+}
+
+// analyzeChunks gathers the chunks table's statistics as its owner, so that the planner's choice
+// between the HNSW index and a sort is the one a loaded database gets.
+func analyzeChunks(t *testing.T, url string) {
+	t.Helper()
+	owner, err := pgx.Connect(t.Context(), url)
+	require.NoError(t, err)
+	defer owner.Close(t.Context())
+	_, err = owner.Exec(t.Context(), "ANALYZE chunks")
+	require.NoError(t, err)
 }

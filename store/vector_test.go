@@ -79,11 +79,12 @@ func TestSearchVectorPoolSkipsOtherTenants(t *testing.T) {
 
 // A tenant's search returns its k nearest chunks when pgvector's iterative scan gives up first,
 // as it does for a small tenant among a large one's chunks. The other tenant's chunks are all
-// nearer the question than any of ours, and the scan stops when its memory passes hnsw.scan_mem_multiplier x work_mem (work_mem lowered for the
-// pool's sessions, as an operator could, to keep the tables small: at the defaults it stops
-// after 20,000 tuples visited, hnsw.max_scan_tuples). Ours are most of the table, so the planner
-// searches the HNSW index (checked below) rather than sorting ours, and the scan alone returns
-// fewer than k of ours (none, in practice). A search within most of our documents is checked too.
+// nearer the question than any of ours, and the scan stops when its memory passes
+// hnsw.scan_mem_multiplier x work_mem (work_mem lowered for the pool's sessions, as an operator
+// could, to keep the tables small: at the defaults it stops after 20,000 tuples visited,
+// hnsw.max_scan_tuples). Ours are most of the table, so the planner searches the HNSW index
+// (checked below) rather than sorting ours, and the scan alone returns fewer than k of ours
+// (none, in practice). A search within most of our documents is checked too.
 func TestSearchVectorWhenTheIterativeScanStopsShort(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()

@@ -391,12 +391,12 @@ func settled(v *view, asked bool) bool {
 }
 
 // open returns the classes a clause without any cue may take: every type but those the
-// conventions rule out whatever the words, as in candidates (a question, a waived need or a
-// wish is no rule, nor an occasion; a fixed, past or hypothetical failure, or one asked about in general, is not
-// blocking; quoted words are no rule of the user's), and but a correction: one message alone
-// cannot show that it contradicts an earlier one unless it says so, and saying so is a cue
-// ("no,", "actually", "I meant"). Without a word of failure, a clause may be a blocking error
-// only in a message the mode classifier reads as more likely DEBUGGING than not
+// conventions rule out whatever the words, as in candidates (a question, a waived need, a wish
+// or an occasion is no rule; a fixed, past or hypothetical failure, or one asked about in
+// general, is not blocking; quoted words are no rule of the user's), and but a correction: one
+// message alone cannot show that it contradicts an earlier one unless it says so, and saying so
+// is a cue ("no,", "actually", "I meant"). Without a word of failure, a clause may be a blocking
+// error only in a message the mode classifier reads as more likely DEBUGGING than not
 // (FailureThreshold).
 func open(v *view) [len(classes)]bool {
 	asked := v.is(questionRe, text) || v.is(questionRe, sentence)

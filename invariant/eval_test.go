@@ -8,7 +8,8 @@ import (
 )
 
 // The span rule by hand: same type and IoU >= 0.3 for the typed rows, any type for the sticky
-// row, safety or hard constraint for the rules row; a message without gold spans that gets one is a false alarm.
+// row, safety or hard constraint for the rules row; a message without gold spans that gets one
+// is a false alarm.
 func TestEvaluateSpans(t *testing.T) {
 	t.Parallel()
 	msg := "Never log the token. The build fails with KeyError."

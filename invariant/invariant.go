@@ -11,9 +11,9 @@
 // week") is not blocking. The decision favours recall where a miss costs most: a clause is
 // sticky at a probability of 0.3. Clauses are judged alone, so a third model reads the whole
 // message: one that almost surely holds no rule (a bug report's "it only happens on CI") keeps
-// no safety requirement or hard constraint. A message that the mode classifier reads as DEBUGGING reports a
-// current failure, so it gets one even when no clause reaches a threshold: the clause likeliest
-// to be it (Detect). Spans are then put together: adjacent clauses of one type merge, and a
+// no safety requirement or hard constraint. A message that the mode classifier reads as
+// DEBUGGING reports a current failure, so it gets one even when no clause reaches a threshold:
+// the clause likeliest to be it (Detect). Spans are then put together: adjacent clauses of one type merge, and a
 // message's blocking error is its pasted error text when it has one.
 //
 // The models are trained by `go generate ./invariant` on every labelled file (Data): the rows of

@@ -169,12 +169,16 @@ func upload(w http.ResponseWriter, r *http.Request, limit int64) (Document, erro
 	if err := Text("file", fh.Filename); err != nil {
 		return Document{}, ragd.Invalidf("file", "its file name is not valid UTF-8 or holds a NUL character")
 	}
+	contentType := fh.Header.Get("Content-Type")
+	if err := Text("file", contentType); err != nil {
+		return Document{}, ragd.Invalidf("file", "its Content-Type is not valid UTF-8 or holds a NUL character")
+	}
 	data, err := io.ReadAll(f)
 	if err != nil {
 		return Document{}, err
 	}
 	// An upload is identified by its content unless the client names it with a source key.
-	return Document{Key: r.FormValue("source"), Name: fh.Filename, ContentType: fh.Header.Get("Content-Type"), Data: data}, nil
+	return Document{Key: r.FormValue("source"), Name: fh.Filename, ContentType: contentType, Data: data}, nil
 }
 
 type replyJSON struct {

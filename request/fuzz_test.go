@@ -151,6 +151,8 @@ func FuzzUpload(f *testing.F) {
 	_ = w.Close()
 	f.Add(buf.Bytes(), w.Boundary())
 	f.Add([]byte("--b\r\nContent-Disposition: form-data; name=\"source\"\r\n\r\n\xff\r\n--b--\r\n"), "b")
+	// The file part's own Content-Type reached the document unchecked (found by fuzzing in CI).
+	f.Add([]byte("--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a\"\r\nContent-Type: \x8b\r\n\r\nx\r\n--b--\r\n"), "b")
 	f.Fuzz(func(t *testing.T, body []byte, boundary string) {
 		req := httptest.NewRequest(http.MethodPost, "/v1/documents", bytes.NewReader(body))
 		req.Header.Set("Content-Type", "multipart/form-data; boundary="+boundary)

@@ -347,8 +347,7 @@ func candidates(v *view) (ok [len(classes)]bool, cued bool) {
 	waived := v.is(notNeededRe, plainT)
 	rule := ruleWords(v) || v.is(mustRe, plainT) || v.is(needsRe, plainT) || v.is(limitRe, plainT) ||
 		v.is(conditionRe, plainT) || v.is(dontWantRe, plainT)
-	corrects := v.is(correctLeadRe, sentence) || v.is(actuallyRe, text) || v.is(meantRe, sentence) ||
-		v.is(youSaidRe, sentence) || v.is(notXRe, text) || v.is(noLongerRe, text) || v.is(changeRe, text)
+	corrects := correctionWords(v, sentence)
 	fails := failureWords(v) || v.is(errLineRe, line) || v.is(errCodeRe, text) || v.is(progressRe, text)
 	gone := settled(v, asked)
 	wished := v.is(softRe, text) && !strongRule(v)
@@ -376,9 +375,15 @@ func strongRule(v *view) bool {
 // holds no strong rule word (strongRule). Such a clause names what it corrects: a safety concept
 // in it is the subject of the correction, not what a rule protects (judge).
 func retracts(v *view) bool {
-	own := v.is(correctLeadRe, text) || v.is(actuallyRe, text) || v.is(meantRe, text) || v.is(youSaidRe, text) ||
-		v.is(notXRe, text) || v.is(noLongerRe, text) || v.is(changeRe, text)
-	return own && !strongRule(v)
+	return correctionWords(v, text) && !strongRule(v)
+}
+
+// correctionWords reports whether clause v says that it corrects: a correcting lead, "I meant"
+// or "you said" in f (the clause's sentence, since they open it for every clause after them, or
+// the clause alone), or "actually", "not X" or a change of mind in the clause itself.
+func correctionWords(v *view, f field) bool {
+	return v.is(correctLeadRe, f) || v.is(meantRe, f) || v.is(youSaidRe, f) ||
+		v.is(actuallyRe, text) || v.is(notXRe, text) || v.is(noLongerRe, text) || v.is(changeRe, text)
 }
 
 // settled reports whether the conventions rule out that clause v reports a current failure:

@@ -56,10 +56,7 @@ func TestEncodePairMarksSecondSegment(t *testing.T) {
 // multibyte text follows.
 func TestInvalidUTF8ReadsAsReplacement(t *testing.T) {
 	t.Parallel()
-	m, err := encoder.Inspect(modeltest.Dir(t, modeltest.CrossEncoder))
-	require.NoError(t, err)
-	tk, err := encoder.NewTokenizer(m)
-	require.NoError(t, err)
+	tk := crossEncoderTokenizer(t)
 
 	got, err := tk.EncodePair("invalid \xff utf-8", "ÉTÉ Kelvin K 中文")
 	require.NoError(t, err)
@@ -72,6 +69,16 @@ func TestInvalidUTF8ReadsAsReplacement(t *testing.T) {
 	wantIDs, err := tk.IDs("\uFFFDÉTÉ 中文")
 	require.NoError(t, err)
 	require.Equal(t, wantIDs, ids)
+}
+
+// crossEncoderTokenizer is the tokenizer of the stand-in cross-encoder.
+func crossEncoderTokenizer(t *testing.T) *encoder.Tokenizer {
+	t.Helper()
+	m, err := encoder.Inspect(modeltest.Dir(t, modeltest.CrossEncoder))
+	require.NoError(t, err)
+	tk, err := encoder.NewTokenizer(m)
+	require.NoError(t, err)
+	return tk
 }
 
 func repeat(s string, n int) string {
@@ -108,10 +115,7 @@ func TestSessionThreadsDoNotSpin(t *testing.T) {
 // the store refuse it).
 func TestPairIsEncodePair(t *testing.T) {
 	t.Parallel()
-	m, err := encoder.Inspect(modeltest.Dir(t, modeltest.CrossEncoder))
-	require.NoError(t, err)
-	tk, err := encoder.NewTokenizer(m)
-	require.NoError(t, err)
+	tk := crossEncoderTokenizer(t)
 	type pair struct{ q, p string }
 	pairs := []pair{{"vitamin d", "bone loss"}, {"", "bone loss"}, {"vitamin d", ""}, {"", ""},
 		{"a [SEP] b", "c [SEP] d"}, {"naïve café", "ÉTÉ Kelvin \u212a 中文"},

@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -20,7 +22,7 @@ import (
 // openFiles returns the tenants whose index has a file open in this process, and how many
 // files under dir are open at all (the layout file included), from /proc/self/fd: what the bound
 // on open indexes is for.
-func openFiles(t *testing.T, dir string) (map[string]bool, int) {
+func openFiles(t testing.TB, dir string) (map[string]bool, int) {
 	t.Helper()
 	fds, err := os.ReadDir("/proc/self/fd")
 	require.NoError(t, err)
@@ -278,4 +280,72 @@ func BenchmarkReopen(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkOpenTenantIndexes is what an open tenant index holds, what --bm25-open-tenants bounds:
+// 64 tenants' indexes (one chunk each) are opened by a search each, with no bound, and the files,
+// goroutines, Go heap and resident memory the process gained are reported per index. The timed
+// loop searches them in turn.
+func BenchmarkOpenTenantIndexes(b *testing.B) {
+	const tenants = 64
+	tb := setup(b)
+	ctxs := tenantsWithChunks(b, tb, tenants)
+	ix, err := index.OpenWith(tb.dir, slog.New(slog.DiscardHandler), index.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := ix.CatchUp(tb.ctx, tb.store); err != nil {
+		b.Fatal(err)
+	}
+	// CatchUp opened the indexes it wrote to; a fresh start opens them on first use, so close
+	// them all and measure from there.
+	if err := ix.Close(); err != nil {
+		b.Fatal(err)
+	}
+	if ix, err = index.OpenWith(tb.dir, slog.New(slog.DiscardHandler), index.Options{}); err != nil {
+		b.Fatal(err)
+	}
+	defer ix.Close()
+	_, files0 := openFiles(b, tb.dir)
+	heap0, rss0, g0 := memory(b)
+	for _, ctx := range ctxs {
+		if _, err := ix.Search(ctx, "shared", 10); err != nil {
+			b.Fatal(err)
+		}
+	}
+	open, files := openFiles(b, tb.dir)
+	heap, rss, g := memory(b)
+	if len(open) != tenants {
+		b.Fatalf("%d tenants' indexes open, want %d", len(open), tenants)
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		if _, err := ix.Search(ctxs[i%tenants], "shared", 10); err != nil {
+			b.Fatal(err)
+		}
+	}
+	// After the loop: ResetTimer deletes reported metrics.
+	b.ReportMetric(float64(files-files0)/tenants, "files/index")
+	b.ReportMetric(float64(g-g0)/tenants, "goroutines/index")
+	b.ReportMetric(float64(heap-heap0)/tenants/1024, "heap-KiB/index")
+	b.ReportMetric(float64(rss-rss0)/tenants/1024, "rss-KiB/index")
+}
+
+// memory returns the Go heap in use after a collection, the process's resident set (VmRSS, from
+// /proc/self/status) in bytes, and the number of goroutines.
+func memory(t testing.TB) (heap, rss uint64, goroutines int) {
+	t.Helper()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	status, err := os.ReadFile("/proc/self/status")
+	require.NoError(t, err)
+	for line := range strings.Lines(string(status)) {
+		if kb, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			n, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(kb), " kB"), 10, 64)
+			require.NoError(t, err)
+			rss = n * 1024
+		}
+	}
+	return ms.HeapInuse, rss, runtime.NumGoroutine()
 }

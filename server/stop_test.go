@@ -181,7 +181,10 @@ func TestStopRequested(t *testing.T) {
 	require.Equal(t, "stop requested", end.Reason)
 	require.Equal(t, received, end.Answer, "the stopped event has every delta the client got")
 	require.Equal(t, received, stopped.Answer, "the turn is recorded with what was sent")
-	require.True(t, strings.HasPrefix(received, "Leave the building"), "%q", received)
+	// How many deltas reach the client before the stop is up to the scheduler: the first, at
+	// least, and only what the LLM sent.
+	require.True(t, strings.HasPrefix(stalledSentence+"[", received) || strings.HasPrefix(received, stalledSentence+"["),
+		"the client got only what the LLM sent before it stalled: %q", received)
 
 	ms := b.messages(t, meta.ConversationID)
 	require.Equal(t, received, ms[1].Answer)

@@ -52,9 +52,12 @@ func seqs(ids ...int64) []encoder.Sequence {
 	return out
 }
 
-// waitQueued gives submitted callers time to enqueue behind the held batch; the assertions do
-// not depend on how long it took.
-func waitQueued() { time.Sleep(50 * time.Millisecond) }
+// waitQueued waits until n callers' jobs are queued behind the held batch.
+func waitQueued[T any](b *encoder.Batcher[T], n int) {
+	for b.Queued() < n {
+		time.Sleep(time.Millisecond)
+	}
+}
 
 func TestBatcherSharesRunsAndKeepsOrder(t *testing.T) {
 	t.Parallel()
@@ -80,7 +83,7 @@ func TestBatcherSharesRunsAndKeepsOrder(t *testing.T) {
 				results[k] = out
 			}()
 		}
-		waitQueued()
+		waitQueued(b, 3)
 		close(g.hold)
 		wg.Wait()
 		for k := range 3 {
@@ -119,7 +122,7 @@ func TestBatcherServesFewestLeftFirst(t *testing.T) {
 			require.Equal(t, id*10, out[i], "results come back in input order")
 		}
 	}()
-	waitQueued()
+	waitQueued(b, 1)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -127,7 +130,7 @@ func TestBatcherServesFewestLeftFirst(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, []int64{70}, out)
 	}()
-	waitQueued()
+	waitQueued(b, 2)
 	close(g.hold)
 	wg.Wait()
 	require.Equal(t, int64(7), g.batches[1][0], "the one-sequence caller goes first: %v", g.batches)
@@ -157,7 +160,7 @@ func TestBatcherCancelAndErrors(t *testing.T) {
 		_, err := b.Run(ctx, seqs(5, 6, 7))
 		errc <- err
 	}()
-	waitQueued()
+	waitQueued(b, 1)
 	cancel()
 	require.ErrorIs(t, <-errc, context.Canceled)
 	close(g.hold)

@@ -207,7 +207,14 @@ func (s *Store) searchExact(ctx context.Context, filter string, args []any) (hit
 }
 
 // vectorHits runs a vector search statement whose rows are a chunk id and its score, best first.
+//
+// It runs as the unnamed statement (pgx caches only its parameter and result types), so that
+// PostgreSQL plans it with its parameters every time. As a prepared statement, PostgreSQL may
+// plan it once for every tenant after five executions on a connection (a generic plan): with many
+// tenants that plan sorts the few rows it expects of a tenant by distance, and for a big tenant
+// it reads every chunk: seconds per search where the HNSW index takes milliseconds.
 func (s *Store) vectorHits(ctx context.Context, sql string, args ...any) ([]ragd.Hit, error) {
+	args = append([]any{pgx.QueryExecModeCacheDescribe}, args...)
 	rows, err := s.db.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: vector search: %w", err)

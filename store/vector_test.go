@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	neturl "net/url"
@@ -9,7 +10,9 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgvector/pgvector-go"
+	pgxvec "github.com/pgvector/pgvector-go/pgx"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ragd/ragd"
@@ -188,4 +191,105 @@ func analyzeChunks(t *testing.T, url string) {
 	defer owner.Close(t.Context())
 	_, err = owner.Exec(t.Context(), "ANALYZE chunks")
 	require.NoError(t, err)
+}
+
+// A tenant's search is planned for that tenant every time. pgx runs a statement it has seen as
+// a prepared statement, and after five executions PostgreSQL may plan it once for all tenants (a
+// generic plan). With many tenants sharing the table, that plan expects each to have a few rows
+// and sorts them by distance: for a big tenant it reads every chunk. Here we have most of the
+// chunks (enough that the planner prefers the index for us: with 1,500 it sorts ours) and 100
+// small tenants the rest, and the plan the store's search runs with (auto_explain reports it,
+// as EXPLAIN (FORMAT JSON) would) must be the HNSW index scan every time. As a prepared
+// statement it is that five times, then a sort of our chunks.
+func TestSearchVectorIsPlannedForItsTenantEveryTime(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	url := dbtest.NewDatabase(t)
+	const k, ours, tenants = 10, 3000, 100
+	s, err := store.Open(ctx, store.Config{URL: dbtest.AppURL(t, url), OwnerURL: url, EmbeddingDim: dbtest.Dim, Migrate: true})
+	require.NoError(t, err)
+	defer s.Close()
+	var vs []ragd.NewVersion
+	for i := range ours {
+		v := version(fmt.Sprintf("ours-%d", i), "h", fmt.Sprintf("ours %d", i))
+		v.Chunks[0].Embedding = unit(i%dbtest.Dim, (i+1)%dbtest.Dim, 0.3)
+		vs = append(vs, v)
+	}
+	_, err = s.SaveVersions(ctx, vs)
+	require.NoError(t, err)
+	for i := range tenants {
+		id, err := s.EnsureTenant(ctx, fmt.Sprintf("small-%d", i))
+		require.NoError(t, err)
+		v := version("theirs", "h", "theirs 0", "theirs 1")
+		v.Chunks[0].Embedding = unit(i%dbtest.Dim, (i+2)%dbtest.Dim, 0.1)
+		v.Chunks[1].Embedding = unit(i%dbtest.Dim, (i+3)%dbtest.Dim, 0.2)
+		_, err = s.SaveVersions(ragd.WithPrincipal(ctx, ragd.Principal{Tenant: id}), []ragd.NewVersion{v})
+		require.NoError(t, err)
+	}
+	analyzeChunks(t, url)
+
+	// A store on one connection that works as ragd_app, as the pool's do (its searches run the
+	// same statement, in a transaction that sets ef_search); loading auto_explain takes the owner
+	// (a superuser), before SET ROLE.
+	cfg, err := pgx.ParseConfig(url)
+	require.NoError(t, err)
+	var notices []string
+	cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) { notices = append(notices, n.Message) }
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	for _, sql := range []string{"LOAD 'auto_explain'", "SET auto_explain.log_min_duration = 0",
+		"SET auto_explain.log_format = json", "SET auto_explain.log_level = notice", "SET ROLE ragd_app",
+		"SELECT set_config('ragd.tenant', '" + ragd.DefaultTenant.String() + "', false)"} {
+		_, err = conn.Exec(ctx, sql)
+		require.NoError(t, err, sql)
+	}
+	require.NoError(t, pgxvec.RegisterTypes(ctx, conn))
+	searcher := store.New(conn)
+	for i := range 8 {
+		notices = nil
+		hits, err := searcher.SearchVector(ctx, unit(i, i+1, 0.3), k, nil)
+		require.NoError(t, err)
+		require.Len(t, hits, k)
+		require.Equal(t, []string{"Limit", "Index Scan using chunks_embedding_idx"}, searchPlan(t, notices), "search %d", i+1)
+	}
+}
+
+// searchPlan returns the nodes, outermost first, of the vector search's plan among auto_explain's
+// notices (JSON format).
+func searchPlan(t *testing.T, notices []string) []string {
+	t.Helper()
+	type node struct {
+		NodeType  string `json:"Node Type"`
+		IndexName string `json:"Index Name"`
+		Plans     []node `json:"Plans"`
+	}
+	for _, n := range notices {
+		var explained struct {
+			QueryText string `json:"Query Text"`
+			Plan      node   `json:"Plan"`
+		}
+		i := strings.Index(n, "{")
+		require.GreaterOrEqual(t, i, 0, n)
+		require.NoError(t, json.Unmarshal([]byte(n[i:]), &explained), n)
+		if !strings.Contains(explained.QueryText, "ORDER BY embedding <=>") {
+			continue
+		}
+		var out []string
+		var walk func(node)
+		walk = func(p node) {
+			name := p.NodeType
+			if p.IndexName != "" {
+				name += " using " + p.IndexName
+			}
+			out = append(out, name)
+			for _, c := range p.Plans {
+				walk(c)
+			}
+		}
+		walk(explained.Plan)
+		return out
+	}
+	t.Fatalf("no vector search among the notices: %q", notices)
+	return nil
 }

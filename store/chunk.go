@@ -172,21 +172,10 @@ const exactSQL = `
 // searchExact returns the k chunks nearest to q that the filter matches, by sorting them all,
 // and ok; or not ok when the filter matches more than hnsw.max_scan_tuples chunks. args are
 // searchVector's: q, k, the tenant and, with documents, their ids. It is planned with its
-// parameters every time (an unnamed statement): a plan made for any tenant could read the whole
-// table for a small one.
+// parameters every time (the unnamed statement, as vectorHits's): a plan made for any tenant
+// could read the whole table for a small one.
 func (s *Store) searchExact(ctx context.Context, filter string, args []any) (hits []ragd.Hit, ok bool, err error) {
-	args = append([]any{pgx.QueryExecModeExec}, args...)
-	if len(args) > 4 {
-		// Without the server's parameter types pgx encodes the documents by their Go type; as
-		// text ids they need no codec of the connection's (a transaction's, under New, may lack
-		// the pool's).
-		docs := args[4].([]uuid.UUID)
-		ids := make([]string, len(docs))
-		for i, d := range docs {
-			ids[i] = d.String()
-		}
-		args[4] = ids
-	}
+	args = append([]any{pgx.QueryExecModeCacheDescribe}, args...)
 	rows, err := s.db.Query(ctx, fmt.Sprintf(exactSQL, filter, maxScanTuples), args...)
 	if err != nil {
 		return nil, false, fmt.Errorf("store: exact vector search: %w", err)

@@ -122,7 +122,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("--ef-search must be in 1..1000, got %d", c.EfSearch))
 	}
 	if c.BM25FrequentShare < 0 || c.BM25FrequentShare >= 1 {
-		errs = append(errs, fmt.Errorf("--bm25-frequent-share must be in [0, 1) (0 searches exactly), got %g", c.BM25FrequentShare))
+		errs = append(errs, fmt.Errorf("--bm25-frequent-share must be in [0, 1) (0 leaves it to --bm25-frequent-chunks), got %g", c.BM25FrequentShare))
 	}
 	if c.BM25FrequentChunks < 0 {
 		errs = append(errs, fmt.Errorf("--bm25-frequent-chunks must not be negative (0 turns it off), got %d", c.BM25FrequentChunks))

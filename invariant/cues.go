@@ -194,9 +194,6 @@ var (
 	changeRe      = re(`\b(?:clarify|to be clear|back up|scratch that|change of plans?|changed my mind|after all|never mind\s*,?\s*i (?:don't|do not) want)\b`)
 )
 
-// presentWords place what a clause tells now (presentRe, nowRe).
-const presentWords = `now|right now|currently|still|again|today|this morning|keeps?|every time|whenever|at the moment|anymore|any more`
-
 // Words of failure.
 var (
 	errClassRe   = regexp.MustCompile(`\b[A-Z]\w*(?:Error|Exception)\b|\bError\b|\b(?:OOMKilled|CrashLoopBackOff|ImagePullBackOff|ErrImagePull|Evicted|SIGSEGV|SIGKILL)\b|\bERR!|\bFAILED\b|\bFATAL\b|\bpanic:|\bfatal:|\bTraceback\b|\b[Ee]rror(?:\[\w+\])?:|\b[A-Z_]+_(?:FAILED|ERROR|DENIED|REFUSED|TIMEOUT|INVALID)\b|\b[A-Z][a-z]+(?:[A-Z][a-z]+)+(?:Off|Killed|Failed|Denied)\b`)
@@ -210,34 +207,9 @@ var (
 	resolvedRe   = re(`\b(?:(?:is|are|was|got|been|it's|that's)\s+(?:\w+\s+)?(?:fixed|resolved|solved|sorted)|fixed (?:now|it)|resolved now|works now|working now|it's fine|is fine now|fine now|works on my machine|that works|it works|figured it out|found it)\b`)
 	// pastRe and presentRe place a failure in time: one told only in the past ("the build failed
 	// twice last week") is a story, not a blocker; one that is still happening is.
-	pastRe    = re(`\byesterday(?:$|[^'\w])|\b(?:last (?:week|night|month|year|time|sprint|friday|monday|tuesday|wednesday|thursday|saturday|sunday)|(?:days?|weeks?|months?|years?) ago|used to|previously|back then|earlier (?:this|today)|in the past|once before|the other day)\b`)
-	presentRe = re(`\b(?:` + presentWords + `|since)\b`)
-	hypoRe    = re(`\b(?:what would happen|what happens if|what if|in case|hypothetically|if it ever|suppose)\b`)
-
-	// The cues above are what the models weigh. settled, which rules a current failure out
-	// whatever the weights, reads more: overRe, pastAnchorRe, lastRe, nowRe and hypotheticalRe
-	// are resolvedRe, pastRe, presentRe and hypoRe with the words added for it.
-	// overRe: the failure is over (gone, fine again, fixed by someone).
-	overRe = re(resolvedRe.String() + `|\b(?:(?:is|are|was|were|'s)\s+(?:\w+\s+)?gone|went away|disappeared|` +
-		`(?:has|have|had|'s|'ve)\s+been\s+(?:\w+\s+)?(?:fine|ok|okay|green|working|stable|good|passing)|works? again|working again|back to normal|` +
-		`(?:i|we|they|he|she|someone|somebody)\s+(?:(?:just|finally|already|quickly|have|'ve|had|'d)\s+)?(?:fixed|patched|solved|resolved|reverted|rolled back)|` +
-		`(?:rolled back|reverted)\s+(?:the|that|this|it|my|our))\b`)
-	// pastAnchorRe: "ago", "from before", and "earlier" and "once" as adverbs of time ("it
-	// crashed once", not "once I start it, it crashes").
-	pastAnchorRe = re(pastRe.String() + `|\b(?:earlier|once)\s*(?:[,.!?;]|$)|\b(?:ago|from before|at one point|earlier (?:on|in the)|once (?:or twice|last|yesterday|earlier|on))\b`)
-	// lastRe is "last" before a word, a time in the past ("last sprint") unless a determiner makes
-	// it an adjective (lastAdjRe: "the last line").
-	lastRe    = re(`\blast \w`)
-	lastAdjRe = re(`\b(?:the|my|our|your|their|his|her|its|this|that|a|at|very)\s+last\b`)
-	// nowRe: "since" opens a time ("since the upgrade"); at a clause's end it closes one ("it has
-	// been fine since").
-	nowRe = re(`\b(?:` + presentWords + `|since\s+\w+)\b`)
-	// hypotheticalRe: also "if ... ever".
-	hypotheticalRe = re(hypoRe.String() + `|\bif\b[^.?!]*\bever\b`)
-	// ifRe opens a condition: a failure after it, in a sentence that asks, is one the user
-	// imagines ("if the import fails, what should the script do?").
-	ifRe = re(`\bif\b`)
-
+	pastRe     = re(`\byesterday(?:$|[^'\w])|\b(?:last (?:week|night|month|year|time|sprint|friday|monday|tuesday|wednesday|thursday|saturday|sunday)|(?:days?|weeks?|months?|years?) ago|used to|previously|back then|earlier (?:this|today)|in the past|once before|the other day)\b`)
+	presentRe  = re(`\b(?:now|right now|currently|still|again|since|today|this morning|keeps?|every time|whenever|at the moment|anymore|any more)\b`)
+	hypoRe     = re(`\b(?:what would happen|what happens if|what if|in case|hypothetically|if it ever|suppose)\b`)
 	butWorksRe = re(`\b(?:but|still)\s+(?:\w+\s+)?(?:works|runs)\b|\bappears but\b`)
 	progressRe = re(`\b(?:can't (?:merge|deploy|test|work|run|release|ship|apply|log in|sign in)|cannot work|no one can|nobody can|until (?:this|that|it)|blocked|so i can't)\b`)
 	// imperativeRe opens a clause with an order that keeps something safe or shut ("disable the
@@ -415,31 +387,12 @@ func correctionWords(v *view, f field) bool {
 }
 
 // settled reports whether the conventions rule out that clause v reports a current failure:
-// it is told as fixed or over (in the clause, or in its sentence while the clause has no present
-// cue: "I fixed the import but now it crashes" still fails), only in the past (by the clause's
-// own time, or its sentence's), hypothetical, the thing works, or it asks about an error in
-// general.
+// its sentence says the failure is fixed, hypothetical or only past, that the thing works, or it
+// asks about an error in general.
 func settled(v *view, asked bool) bool {
-	return v.is(overRe, text) || v.is(overRe, sentence) && !v.is(nowRe, text) ||
-		v.is(hypotheticalRe, sentence) || asked && imagined(v) || v.is(butWorksRe, sentence) ||
-		toldInPast(v, text) || toldInPast(v, sentence) ||
+	return v.is(resolvedRe, sentence) || v.is(hypoRe, sentence) || v.is(butWorksRe, sentence) ||
+		v.is(pastRe, sentence) && !v.is(presentRe, sentence) ||
 		asked && v.is(aboutWordsRe, sentence)
-}
-
-// toldInPast reports whether text f of v places what it tells in the past and not also now.
-func toldInPast(v *view, f field) bool {
-	return (v.is(pastAnchorRe, f) || v.is(lastRe, f) && !v.is(lastAdjRe, f)) && !v.is(nowRe, f)
-}
-
-// imagined reports whether the failure words of clause v come after an "if": in a sentence
-// that asks, the failure is a condition the user imagines, not one that happens.
-func imagined(v *view) bool {
-	if !v.is(ifRe, text) {
-		return false
-	}
-	t := v.texts[text]
-	after := t[ifRe.FindStringIndex(t)[1]:]
-	return failRe.MatchString(after) || errWordRe.MatchString(after) || cannotRe.MatchString(after) || errCodeRe.MatchString(after)
 }
 
 // open returns the classes a clause without any cue may take: every type but those the

@@ -88,26 +88,9 @@ func TestDetect(t *testing.T) {
 		{"own grades", "Students only see their own grades.", []want{{Safety, "Students only see their own grades."}}},
 		{"a failure now, after one before", "the build failed twice last week and it fails again now with exit code 2",
 			[]want{{Blocking, "it fails again now with exit code 2"}}},
-		// A fix told in one clause does not settle a failure its neighbour tells as now.
-		{"a failure now, after a fix", "I fixed the import error but now the app crashes on start",
-			[]want{{Blocking, "now the app crashes on start"}}},
 
 		// Distractors: no invariant.
 		{"a failure in the past", "the build failed twice last week", nil},
-		// A blocking error is a current failure: one told as over, as past by its own time
-		// words, or as imagined is none.
-		{"failure gone", "the login timeout error is gone since we bumped the pool size", nil},
-		{"failure went away", "the flaky upload failure went away after the retry patch", nil},
-		{"failure disappeared", "the 502 errors from the gateway disappeared after the restart", nil},
-		{"fine since", "the deploy failed with exit code 1 on Monday, we reverted the migration and it has been fine since", nil},
-		{"we rolled back", "we rolled back the config change that caused the OOM errors", nil},
-		{"we patched", "we patched the crash in the CSV parser", nil},
-		{"an hour ago", "the importer crashed with a segfault about an hour ago", nil},
-		{"last quarter", "the nightly export failed last quarter during the data migration", nil},
-		{"at one point", "at one point the service threw a 500 on every login", nil},
-		{"earlier", "the payment webhook returned 404 errors earlier.", nil},
-		{"if it ever fails", "If the migration ever fails halfway, can we roll it back safely?", nil},
-		{"if it fails, asked", "if the payment call fails, what should the app show the user?", nil},
 		{"I have to say", "I have to say, the new docs are great.", nil},
 		{"doesn't have to", "It doesn't have to be perfect, just readable.", nil},
 		{"I must say", "I must say, this is great", nil},

@@ -7,7 +7,11 @@ import (
 	"net/netip"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
+	"unicode"
+
+	"github.com/alecthomas/kong"
 
 	"github.com/ragd/ragd"
 	"github.com/ragd/ragd/ask"
@@ -281,4 +285,45 @@ func (c *Config) indexDir() string {
 		return c.IndexDir
 	}
 	return filepath.Join(c.DataDir, "index")
+}
+
+// envars gives every flag without an env tag the variable prefix_NAME, its name upper-cased with
+// "-" as "_": RAGD_BM25_WEIGHT for --bm25-weight. kong's DefaultEnvars splits a name's digits off
+// (RAGD_BM_25_WEIGHT), so a user who spelled --bm25-weight's variable the way every other flag's
+// is spelled set nothing; that spelling is still read, after the documented one.
+func envars(prefix string) kong.Option {
+	return kong.PostBuild(func(k *kong.Kong) error {
+		return kong.Visit(k.Model, func(n kong.Visitable, next kong.Next) error {
+			if f, ok := n.(*kong.Flag); ok && f.Name != "help" {
+				switch {
+				case len(f.Envs) == 1 && f.Envs[0] == "-":
+					f.Envs, f.Tag.Envs = nil, nil
+				case len(f.Envs) == 0:
+					name := prefix + "_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+					f.Envs = []string{name}
+					if split := prefix + "_" + kongSpelling(f.Name); split != name {
+						f.Envs = append(f.Envs, split)
+					}
+					f.Tag.Envs = f.Envs
+				}
+			}
+			return next(nil)
+		})
+	})
+}
+
+// kongSpelling is the variable name kong's DefaultEnvars gives a flag: its name upper-cased, "-"
+// as "_", and "_" between letters and digits.
+func kongSpelling(name string) string {
+	var b strings.Builder
+	for i, r := range name {
+		if i > 0 && unicode.IsDigit(r) != unicode.IsDigit(rune(name[i-1])) && r != '-' && name[i-1] != '-' {
+			b.WriteByte('_')
+		}
+		if r == '-' {
+			r = '_'
+		}
+		b.WriteRune(unicode.ToUpper(r))
+	}
+	return b.String()
 }

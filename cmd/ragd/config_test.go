@@ -23,7 +23,7 @@ func parse(t *testing.T, env map[string]string, args ...string) (*CLI, error) {
 		t.Setenv(k, v)
 	}
 	var cli CLI
-	p, err := kong.New(&cli, kong.DefaultEnvars("RAGD"), kong.Exit(func(int) {}))
+	p, err := kong.New(&cli, envars("RAGD"), kong.Exit(func(int) {}))
 	require.NoError(t, err)
 	_, err = p.Parse(args)
 	return &cli, err
@@ -200,6 +200,32 @@ func TestConfigOtherFlags(t *testing.T) {
 	cli, err = parse(t, map[string]string{"RAGD_KG": "true"}, "version", "--no-kg")
 	require.NoError(t, err)
 	require.False(t, cli.KG, "--no-kg turns the graph off whatever the environment says")
+}
+
+// A flag's variable is RAGD_ and its name, "-" as "_", for every flag without a variable of its
+// own (env tag), those with digits too; kong's own spelling of those (RAGD_BM_25_...) is still
+// read, after it.
+func TestEveryFlagsVariableIsItsName(t *testing.T) {
+	var cli CLI
+	p, err := kong.New(&cli, envars("RAGD"), kong.Exit(func(int) {}))
+	require.NoError(t, err)
+	n := 0
+	require.NoError(t, kong.Visit(p.Model, func(v kong.Visitable, next kong.Next) error {
+		if f, ok := v.(*kong.Flag); ok && f.Name != "help" && !f.Tag.Has("env") {
+			require.Equal(t, "RAGD_"+strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_")), f.Envs[0], "--%s", f.Name)
+			n++
+		}
+		return next(nil)
+	}))
+	require.Greater(t, n, 50, "every flag was visited")
+
+	for _, name := range []string{"RAGD_BM25_CANDIDATES", "RAGD_BM_25_CANDIDATES"} {
+		cli, err := parse(t, map[string]string{name: "300"}, "version")
+		require.NoError(t, err)
+		require.Equal(t, 300, cli.BM25Candidates, name)
+	}
+	_, err = parse(t, map[string]string{"RAGD_BM25_OPEN_TENANTS": "-1"}, "version")
+	require.ErrorContains(t, err, "--bm25-open-tenants must not be negative")
 }
 
 func TestPprofListensOnLoopbackOnly(t *testing.T) {

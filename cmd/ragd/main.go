@@ -37,7 +37,7 @@ func main() {
 	kctx := kong.Parse(&cli,
 		kong.Name("ragd"),
 		kong.Description("Retrieval server for chat applications: hybrid search, conversation carry-over, auditable citations."),
-		kong.DefaultEnvars("RAGD"),
+		envars("RAGD"),
 		kong.UsageOnError(),
 	)
 	logger := newLogger(cli.LogLevel, cli.LogFormat, redact.Secrets(cli.LLMAPIKey, cli.LLMURL, cli.DatabaseURL, cli.MigrateDatabaseURL)...)

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"time"
@@ -326,4 +328,51 @@ func kongSpelling(name string) string {
 		b.WriteRune(unicode.ToUpper(r))
 	}
 	return b.String()
+}
+
+// parseArgs parses args. An error that names a flag whose value came from its variable (the flag
+// is not in args) says so, as kong's own errors do, so that it names what the user typed:
+// "--fresh-k (from envar RAGD_FRESH_K) must be in 1..1000, got 0".
+func parseArgs(p *kong.Kong, args []string) (*kong.Context, error) {
+	kctx, err := p.Parse(args)
+	if err == nil || strings.Contains(err.Error(), "envar") {
+		return kctx, err
+	}
+	msg := err.Error()
+	_ = kong.Visit(p.Model, func(n kong.Visitable, next kong.Next) error {
+		if f, ok := n.(*kong.Flag); ok && !given(args, f.Name) {
+			for _, env := range f.Envs {
+				if _, set := os.LookupEnv(env); set {
+					re := regexp.MustCompile(`--` + regexp.QuoteMeta(f.Name) + `([^a-z0-9-]|$)`)
+					msg = re.ReplaceAllString(msg, "--"+f.Name+" (from envar "+env+")$1")
+					break
+				}
+			}
+		}
+		return next(nil)
+	})
+	if msg == err.Error() {
+		return kctx, err
+	}
+	return kctx, envarError{msg, err}
+}
+
+// envarError is a parse error whose text names the variables behind its flags; it unwraps to
+// kong's error, which decides how it is reported (with the usage).
+type envarError struct {
+	msg string
+	err error
+}
+
+func (e envarError) Error() string { return e.msg }
+func (e envarError) Unwrap() error { return e.err }
+
+// given reports whether args set flag name themselves (--name, --name=V or --no-name).
+func given(args []string, name string) bool {
+	for _, a := range args {
+		if a == "--"+name || strings.HasPrefix(a, "--"+name+"=") || a == "--no-"+name {
+			return true
+		}
+	}
+	return false
 }

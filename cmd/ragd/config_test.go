@@ -25,7 +25,7 @@ func parse(t *testing.T, env map[string]string, args ...string) (*CLI, error) {
 	var cli CLI
 	p, err := kong.New(&cli, envars("RAGD"), kong.Exit(func(int) {}))
 	require.NoError(t, err)
-	_, err = p.Parse(args)
+	_, err = parseArgs(p, args)
 	return &cli, err
 }
 
@@ -53,7 +53,9 @@ func TestConfigRefusesBadSettings(t *testing.T) {
 		{[]string{"version", "--bm25-open-tenants=-1"}, nil, "--bm25-open-tenants must not be negative (0 is no bound), got -1"},
 		{[]string{"version", "--rerank-batch=-2"}, nil, "--rerank-batch must be at least 1, got -2"},
 		{[]string{"version", "--rerank-window=-1"}, nil, "--rerank-window must not be negative (0 reads whole passages), got -1"},
-		{[]string{"version"}, map[string]string{"RAGD_RRF_K": "-1"}, "--rrf-k must be at least 1, got -1"},
+		{[]string{"version"}, map[string]string{"RAGD_RRF_K": "-1"}, "--rrf-k (from envar RAGD_RRF_K) must be at least 1, got -1"},
+		// The flag given names itself; its variable is then not what the user typed.
+		{[]string{"version", "--rrf-k=-1"}, map[string]string{"RAGD_RRF_K": "5"}, "--rrf-k must be at least 1, got -1"},
 		{[]string{"version", "--carry-tau", "1.5"}, nil, "--carry-tau must be in 0..1, got 1.5"},
 		{[]string{"version", "--carry-decay", "2"}, nil, "--carry-decay must be in (0, 1], got 2"},
 		{[]string{"version", "--carry-decay", "0"}, nil, "--carry-decay must be in (0, 1], got 0"},
@@ -225,7 +227,7 @@ func TestEveryFlagsVariableIsItsName(t *testing.T) {
 		require.Equal(t, 300, cli.BM25Candidates, name)
 	}
 	_, err = parse(t, map[string]string{"RAGD_BM25_OPEN_TENANTS": "-1"}, "version")
-	require.ErrorContains(t, err, "--bm25-open-tenants must not be negative")
+	require.ErrorContains(t, err, "--bm25-open-tenants (from envar RAGD_BM25_OPEN_TENANTS) must not be negative")
 }
 
 func TestPprofListensOnLoopbackOnly(t *testing.T) {

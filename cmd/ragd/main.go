@@ -34,12 +34,14 @@ type CLI struct {
 
 func main() {
 	var cli CLI
-	kctx := kong.Parse(&cli,
+	parser := kong.Must(&cli,
 		kong.Name("ragd"),
 		kong.Description("Retrieval server for chat applications: hybrid search, conversation carry-over, auditable citations."),
 		envars("RAGD"),
 		kong.UsageOnError(),
 	)
+	kctx, err := parseArgs(parser, os.Args[1:])
+	parser.FatalIfErrorf(err)
 	logger := newLogger(cli.LogLevel, cli.LogFormat, redact.Secrets(cli.LLMAPIKey, cli.LLMURL, cli.DatabaseURL, cli.MigrateDatabaseURL)...)
 	slog.SetDefault(logger)
 
@@ -47,7 +49,7 @@ func main() {
 	defer stop()
 	a := newApp(&cli.Config, logger)
 	kctx.BindTo(ctx, (*context.Context)(nil))
-	err := kctx.Run(a)
+	err = kctx.Run(a)
 	a.close()
 	if err != nil {
 		logger.Error("ragd failed", slog.String("command", kctx.Command()), slog.String("error", err.Error()))

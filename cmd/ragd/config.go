@@ -50,7 +50,7 @@ type Config struct {
 	EmbedBatch   int    `help:"Texts per embedding run (16 measured fastest on ONNX Runtime, 2 cores)." default:"16"`
 	RerankBatch  int    `help:"Pairs per cross-encoder run (8 measured fastest on ONNX Runtime, 2 cores)." default:"8"`
 	RerankWindow int    `help:"Model tokens of each candidate the cross-encoder reads: the run of that many tokens holding most of the question's distinctive words; 0 reads the whole passage. Faster; its effect on quality is unmeasured (no real weights here)." default:"0" name:"rerank-window"`
-	Threads      int    `help:"ONNX Runtime threads; 0 uses every core."`
+	Threads      int    `help:"ONNX Runtime threads; 0 uses every core." default:"0"`
 
 	LLMURL     string        `help:"Base URL of an OpenAI-compatible chat API (e.g. http://localhost:11434/v1). Empty: answers are the fact sheet." name:"llm-url"`
 	LLMModel   string        `help:"Model name for --llm-url." name:"llm-model"`

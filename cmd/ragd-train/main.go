@@ -5,6 +5,7 @@
 //	go run ./cmd/ragd-train -task intent -data ../shared/data/labels -out intent/model.json
 //	go run ./cmd/ragd-train -task mode -data ../shared/data/labels -out mode/model.json
 //	go run ./cmd/ragd-train -task invariant -data ../shared/data/labels -out invariant
+//	go run ./cmd/ragd-train -task invariant-stability -data ../shared/data/labels -seeds 1,2,3,4
 //
 // The invariant models read the mode model's output, so they are retrained after it
 // (`go generate ./mode ./invariant`, in that order).
@@ -24,6 +25,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/ragd/ragd/classify"
 	"github.com/ragd/ragd/intent"
@@ -32,10 +35,11 @@ import (
 )
 
 func main() {
-	task := flag.String("task", "", "what to train: intent, mode or invariant; or intent-data, to generate intent rows from the conversations beside -data into -out")
+	task := flag.String("task", "", "what to train: intent, mode or invariant; or intent-data, to generate intent rows from the conversations beside -data into -out; or invariant-stability, to count the invariant decisions that change when a few training messages are left out")
 	data := flag.String("data", "../shared/data/labels", "directory of the labelled JSON Lines files")
 	out := flag.String("out", "", "where to write the model (JSON); empty to only report")
 	folds := flag.Int("folds", 5, "cross-validation folds")
+	seeds := flag.String("seeds", "1,2,3,4", "with -task invariant-stability, the seeds of the orders messages are left out in (one count each, and their sum)")
 	dev := flag.Bool("dev", false, "with -task mode, also score modes_dev.jsonl with the final model (for the final check only: never while choosing features or hyperparameters)")
 	flag.Parse()
 	if *dev && *task != "mode" {
@@ -51,6 +55,8 @@ func main() {
 		err = trainMode(os.Stdout, *data, *out, *folds, *dev)
 	case "invariant":
 		err = trainInvariant(os.Stdout, *data, *out, *folds)
+	case "invariant-stability":
+		err = invariantStability(os.Stdout, *data, *seeds)
 	case "intent-data":
 		if *out == "" {
 			err = fmt.Errorf("-task intent-data needs -out, the JSON Lines file to write")
@@ -58,7 +64,7 @@ func main() {
 		}
 		err = generateIntentRows(os.Stdout, filepath.Dir(filepath.Clean(*data)), *out, defaultIntentSources)
 	default:
-		err = fmt.Errorf("-task must be intent, mode, invariant or intent-data, not %q", *task)
+		err = fmt.Errorf("-task must be intent, mode, invariant, intent-data or invariant-stability, not %q", *task)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ragd-train:", err)
@@ -252,6 +258,39 @@ func trainInvariant(w io.Writer, data, out string, folds int) error {
 
 // packageDir is the directory of the package whose extra rows are read: the one the model is
 // written to, else (no -out: a report from the module root) the package's path.
+// stabilityModels and stabilityLeaveOut: five models, each trained without a different 5% of
+// the 913 messages (46).
+const stabilityModels, stabilityLeaveOut = 5, 46
+
+// invariantStability prints, per seed, how many clauses of every labelled message (the rows and
+// the extra rows) the invariant models decide differently when trained without different
+// messages (invariant.MeasureStability), and the sum over the seeds: one seed's count varies
+// by about a fifth with the seed alone.
+func invariantStability(w io.Writer, data, seeds string) error {
+	d, err := invariant.LoadData(data, "invariant")
+	if err != nil {
+		return err
+	}
+	all := append(slices.Clip(d.Rows), d.Extra...)
+	fmt.Fprintf(w, "invariant stability: %d models, each trained without a different %d of %d messages\n",
+		stabilityModels, stabilityLeaveOut, len(all))
+	var sum invariant.Stability
+	for _, f := range strings.Split(seeds, ",") {
+		seed, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
+		if err != nil {
+			return fmt.Errorf("-seeds: %q is not a seed", f)
+		}
+		st, err := invariant.MeasureStability(all, invariant.TrainOptions(), d.Debugging, stabilityModels, stabilityLeaveOut, seed)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "seed %d: %d of %d clauses decided differently, %d messages with different spans\n", seed, st.Flips, st.Clauses, st.Messages)
+		sum.Flips, sum.Messages = sum.Flips+st.Flips, sum.Messages+st.Messages
+	}
+	fmt.Fprintf(w, "sum over the seeds: %d clauses, %d messages\n", sum.Flips, sum.Messages)
+	return nil
+}
+
 func packageDir(dir, out, pkg string) string {
 	if out != "" {
 		return dir

@@ -235,17 +235,20 @@ func (b *builder) add(kind BlockKind, level, page int, text string) {
 	if text == "" {
 		return
 	}
+	sep := ""
+	if b.text.Len() > 0 {
+		sep = "\n\n"
+	}
 	switch {
 	case b.lim.MaxElements > 0 && len(b.doc.Blocks) >= b.lim.MaxElements:
 		b.err = fmt.Errorf("%w: more than %d blocks", ErrTooComplex, b.lim.MaxElements)
 		return
-	case b.lim.MaxTextBytes > 0 && b.text.Len()+len(text) > b.lim.MaxTextBytes:
+	case b.lim.MaxTextBytes > 0 && b.text.Len()+len(sep)+len(text) > b.lim.MaxTextBytes:
+		// The separator counts: the limit is on the Doc's Text.
 		b.err = fmt.Errorf("%w: more than %d bytes of text", ErrTooComplex, b.lim.MaxTextBytes)
 		return
 	}
-	if b.text.Len() > 0 {
-		b.text.WriteString("\n\n")
-	}
+	b.text.WriteString(sep)
 	start := b.text.Len()
 	b.text.WriteString(text)
 	b.doc.Blocks = append(b.doc.Blocks, Block{Kind: kind, Level: level, Start: start, End: b.text.Len(), Page: page})

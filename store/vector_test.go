@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -33,9 +34,7 @@ func TestSearchVectorPoolSkipsOtherTenants(t *testing.T) {
 	s, err := store.Open(ctx, store.Config{URL: dbtest.AppURL(t, url), OwnerURL: url, EmbeddingDim: dbtest.Dim, Migrate: true, EfSearch: ef})
 	require.NoError(t, err)
 	defer s.Close()
-	beta, err := s.EnsureTenant(ctx, "beta")
-	require.NoError(t, err)
-	betaCtx := ragd.WithPrincipal(ctx, ragd.Principal{Tenant: beta})
+	betaCtx := asNewTenant(t, s, "beta")
 
 	var ours []ragd.NewVersion
 	for i := range 400 {
@@ -103,9 +102,7 @@ func TestSearchVectorWhenTheIterativeScanStopsShort(t *testing.T) {
 	s, err := store.Open(ctx, store.Config{URL: app.String(), OwnerURL: url, EmbeddingDim: dbtest.Dim, Migrate: true, EfSearch: k, Logger: logger})
 	require.NoError(t, err)
 	defer s.Close()
-	beta, err := s.EnsureTenant(ctx, "beta")
-	require.NoError(t, err)
-	betaCtx := ragd.WithPrincipal(ctx, ragd.Principal{Tenant: beta})
+	betaCtx := asNewTenant(t, s, "beta")
 
 	// Ours lean further from axis 0 the lower their number: the nearest are the last ones.
 	var vs []ragd.NewVersion
@@ -218,12 +215,10 @@ func TestSearchVectorIsPlannedForItsTenantEveryTime(t *testing.T) {
 	_, err = s.SaveVersions(ctx, vs)
 	require.NoError(t, err)
 	for i := range tenants {
-		id, err := s.EnsureTenant(ctx, fmt.Sprintf("small-%d", i))
-		require.NoError(t, err)
 		v := version("theirs", "h", "theirs 0", "theirs 1")
 		v.Chunks[0].Embedding = unit(i%dbtest.Dim, (i+2)%dbtest.Dim, 0.1)
 		v.Chunks[1].Embedding = unit(i%dbtest.Dim, (i+3)%dbtest.Dim, 0.2)
-		_, err = s.SaveVersions(ragd.WithPrincipal(ctx, ragd.Principal{Tenant: id}), []ragd.NewVersion{v})
+		_, err = s.SaveVersions(asNewTenant(t, s, fmt.Sprintf("small-%d", i)), []ragd.NewVersion{v})
 		require.NoError(t, err)
 	}
 	analyzeChunks(t, url)
@@ -292,4 +287,12 @@ func searchPlan(t *testing.T, notices []string) []string {
 	}
 	t.Fatalf("no vector search among the notices: %q", notices)
 	return nil
+}
+
+// asNewTenant makes a tenant named name and returns a context that acts as it.
+func asNewTenant(t *testing.T, s *store.Store, name string) context.Context {
+	t.Helper()
+	id, err := s.EnsureTenant(t.Context(), name)
+	require.NoError(t, err)
+	return ragd.WithPrincipal(t.Context(), ragd.Principal{Tenant: id})
 }

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+
+	"github.com/ragd/ragd/wordvec"
 )
 
 // Input is one thing to classify: a main text, optional secondary texts, and named numeric
@@ -69,6 +71,18 @@ func Tokenize(text string) []string {
 	return tokens
 }
 
+// Words returns the words of text as Tokenize splits them, without the punctuation tokens.
+func Words(text string) []string {
+	tokens := Tokenize(text)
+	words := tokens[:0]
+	for _, tok := range tokens {
+		if isWord(tok) {
+			words = append(words, tok)
+		}
+	}
+	return words
+}
+
 // isWord reports whether a token is a word rather than punctuation.
 func isWord(tok string) bool {
 	for _, r := range tok {
@@ -115,6 +129,32 @@ func featurize(in Input, opts Options) []feature {
 		out = appendBlock(out, wordCounts(h, name, Tokenize(in.Context[name])), opts.ContextWeight)
 	}
 	return merge(out)
+}
+
+// wordVectors is the dense block of an input: the mean of the word vectors (package wordvec) of
+// the main text's words that the table has, L2-normalised and scaled by opts.WordVectors, so
+// that a word never seen in training still speaks through the words it is like. It is nil when
+// the option is 0 or no word of the text is in the table.
+func wordVectors(in Input, opts Options) []float64 {
+	if opts.WordVectors == 0 {
+		return nil
+	}
+	v := make([]float64, wordvec.Dim)
+	if wordvec.Embedded().Mean(Words(in.Text), v) == 0 {
+		return nil
+	}
+	var norm float64
+	for _, x := range v {
+		norm += x * x
+	}
+	if norm == 0 {
+		return nil
+	}
+	scale := opts.WordVectors / math.Sqrt(norm)
+	for j := range v {
+		v[j] *= scale
+	}
+	return v
 }
 
 // wordCounts counts word unigrams and bigrams, with a start marker so that the first word

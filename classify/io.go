@@ -4,9 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
+
+	"github.com/ragd/ragd/wordvec"
 )
 
 // FormatVersion is the version of the JSON model format that Save writes and Load reads.
@@ -21,7 +24,12 @@ type file struct {
 	Temperature float64              `json:"temperature"`
 	Bias        []float64            `json:"bias"`
 	Extra       map[string][]float64 `json:"extra"`
-	Buckets     [][]float64          `json:"buckets"`
+	// WordVectors are the weights of the word-vector block (one row of per-label weights per
+	// dimension) and the ID of the wordvec table they were trained with; absent when
+	// Options.WordVectors is 0.
+	WordVectors      [][]float64 `json:"word_vectors,omitempty"`
+	WordVectorsTable string      `json:"word_vectors_table,omitempty"`
+	Buckets          [][]float64 `json:"buckets"`
 }
 
 // Save writes the model as JSON: one line per hashed bucket, in bucket order, so the same
@@ -38,6 +46,12 @@ func (m *Model) Save(w io.Writer) error {
 		{"temperature", m.temperature},
 		{"bias", m.bias},
 		{"extra", m.extra}, // encoding/json sorts map keys
+	}
+	if m.dense != nil {
+		header = append(header, []struct {
+			key string
+			val any
+		}{{"word_vectors", m.dense}, {"word_vectors_table", wordvec.Embedded().ID()}}...)
 	}
 	bw.WriteString("{\n")
 	for _, h := range header {
@@ -108,6 +122,20 @@ func Load(r io.Reader) (*Model, error) {
 			return nil, fmt.Errorf("classify: extra feature %q has %d weights, want %d", name, len(w), nc)
 		}
 	}
+	switch {
+	case f.Options.WordVectors == 0 && (f.WordVectors != nil || f.WordVectorsTable != ""):
+		return nil, errors.New("classify: model has word-vector weights but its word_vectors option is 0")
+	case f.Options.WordVectors != 0 && len(f.WordVectors) != wordvec.Dim:
+		return nil, fmt.Errorf("classify: model has %d word-vector rows, want %d", len(f.WordVectors), wordvec.Dim)
+	case f.Options.WordVectors != 0 && f.WordVectorsTable != wordvec.Embedded().ID():
+		return nil, fmt.Errorf("classify: model was trained with word-vector table %q, this binary has %q", f.WordVectorsTable, wordvec.Embedded().ID())
+	}
+	for _, row := range f.WordVectors {
+		if len(row) != nc {
+			return nil, fmt.Errorf("classify: word-vector row has %d weights, want %d", len(row), nc)
+		}
+	}
+	m.dense = f.WordVectors
 	limit := float64(uint32(1) << f.Options.HashBits)
 	for _, row := range f.Buckets {
 		if len(row) != 1+nc || row[0] < 0 || row[0] >= limit || row[0] != float64(uint32(row[0])) {

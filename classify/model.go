@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+
+	"github.com/ragd/ragd/wordvec"
 )
 
 // Options are a model's hyperparameters. The featurization ones are saved with the model and
@@ -20,6 +22,10 @@ type Options struct {
 	// ContextWeight scales each context block (after its own L2 normalisation) relative to the
 	// main text, whose blocks have norm 1.
 	ContextWeight float64 `json:"context_weight"`
+	// WordVectors is the weight of the dense word-vector block (wordVectors): the mean vector of
+	// the main text's words in package wordvec's table, L2-normalised, times this weight. 0 means
+	// no block, and a model without it reads and scores as before the option existed.
+	WordVectors float64 `json:"word_vectors,omitempty"`
 
 	// MinCount drops hashed features seen in fewer training examples: they cannot generalise,
 	// and they are most of a model file's size.
@@ -72,6 +78,8 @@ func (o Options) validate() error {
 		return fmt.Errorf("classify: LearningRate %g must be positive", o.LearningRate)
 	case o.L2 < 0 || o.ContextWeight < 0 || o.BatchSize < 0:
 		return errors.New("classify: L2, ContextWeight and BatchSize must not be negative")
+	case !(o.WordVectors >= 0) || math.IsInf(o.WordVectors, 1):
+		return fmt.Errorf("classify: WordVectors %g must be a finite number, not negative", o.WordVectors)
 	}
 	return nil
 }
@@ -94,6 +102,9 @@ type Model struct {
 	bias        []float64
 	weights     map[uint32][]float64 // bucket -> one weight per label
 	extra       map[string][]float64 // extra feature name -> one weight per label
+	// dense holds one weight per label for each dimension of the word-vector block; nil
+	// when Options.WordVectors is 0.
+	dense [][]float64
 }
 
 // Labels returns the model's labels, in the order of Predict's probabilities.
@@ -128,6 +139,11 @@ func (m *Model) scores(in Input) []float64 {
 			for c := range s {
 				s[c] += v * w[c]
 			}
+		}
+	}
+	for j, v := range wordVectors(in, m.opts) {
+		for c := range s {
+			s[c] += v * m.dense[j][c]
 		}
 	}
 	return s
@@ -214,7 +230,11 @@ func fit(examples []Example, labels []string, opts Options) *Model {
 		col[b] = i
 	}
 	extraNames := extraSet(examples)
-	nf := len(buckets) + len(extraNames)
+	nd := 0 // dense columns, after the buckets and extras
+	if opts.WordVectors != 0 {
+		nd = wordvec.Dim
+	}
+	nf := len(buckets) + len(extraNames) + nd
 
 	// Rows as sparse (column, value) pairs over buckets then extras.
 	type entry struct {
@@ -233,6 +253,11 @@ func fit(examples []Example, labels []string, opts Options) *Model {
 		for j, name := range extraNames {
 			if v, ok := ex.Input.Extra[name]; ok && v != 0 {
 				rows[i] = append(rows[i], entry{len(buckets) + j, v})
+			}
+		}
+		for j, v := range wordVectors(ex.Input, opts) {
+			if v != 0 {
+				rows[i] = append(rows[i], entry{len(buckets) + len(extraNames) + j, v})
 			}
 		}
 	}
@@ -334,6 +359,10 @@ func fit(examples []Example, labels []string, opts Options) *Model {
 	for j, name := range extraNames {
 		i := len(buckets) + j
 		m.extra[name] = roundAll(w[i*nc : (i+1)*nc])
+	}
+	for j := range nd {
+		i := len(buckets) + len(extraNames) + j
+		m.dense = append(m.dense, roundAll(w[i*nc:(i+1)*nc]))
 	}
 	return m
 }

@@ -104,26 +104,6 @@ func previous(history []string) string {
 	return history[len(history)-1]
 }
 
-// messageSpans detects the invariant spans of the turn's message, whose mode m was classified
-// after the user turn prev.
-func messageSpans(message string, m Mode, prev string) []invariant.Span {
-	if debugging, ok := debuggingOf(m, prev); ok {
-		return invariant.Shipped().Detect(message, debugging)
-	}
-	return invariant.Detect(message)
-}
-
-// debuggingOf is the message's P(DEBUGGING) as the invariant detector reads it (the mode
-// classifier's, without a previous turn), when the turn's own classification m gave it: when
-// the classifier ran (no mapped hint) and read no previous turn. Otherwise ok is false.
-func debuggingOf(m Mode, prev string) (p float64, ok bool) {
-	if prev != "" {
-		return 0, false
-	}
-	p, ok = m.Probs[mode.Debugging]
-	return p, ok
-}
-
 // conversation is what the context stage reads of the conversation before the turn.
 type conversation struct {
 	messages []ragd.Message

@@ -19,6 +19,7 @@ import (
 
 	"github.com/ragd/ragd"
 	"github.com/ragd/ragd/compact"
+	"github.com/ragd/ragd/invariant"
 	"github.com/ragd/ragd/refer"
 )
 
@@ -123,7 +124,8 @@ func (p *Pipeline) Ask(ctx context.Context, req Request) (*Turn, error) {
 	t = time.Now()
 	turn.Intent, turn.References = p.intent(req.Message, st, cv, tf)
 	turn.Mode = p.detectMode(ctx, req.ModeHint, req.Message, cv.history, cv.modes)
-	spans := messageSpans(req.Message, turn.Mode, previous(cv.history))
+	// The detector reads P(DEBUGGING) from its own pinned model, not from this turn's mode.
+	spans := invariant.Detect(req.Message)
 	turn.Goal = GoalBoundary(p.Boundaries, cv.messages, req.Message, turn.Intent, p.Intent != nil)
 	turn.Timings.add("classify", time.Since(t))
 	t = time.Now()

@@ -3,8 +3,6 @@ package invariant
 import (
 	"regexp"
 	"strings"
-
-	"github.com/ragd/ragd/mode"
 )
 
 // view is what the cues look at for one clause: its text, its sentence, its line and a few
@@ -36,7 +34,7 @@ const (
 type message struct {
 	resolved  bool    // it says that something works now
 	progress  bool    // it says that work is blocked
-	debugging float64 // the mode classifier's probability that it is DEBUGGING
+	debugging float64 // the probability that it is DEBUGGING (Debugging)
 	memo      map[memoKey]bool
 	named     map[memoKey]uint64 // the safety concepts a text names (re nil), as conceptIndex finds them
 }
@@ -47,8 +45,8 @@ type memoKey struct {
 	at segment // the clause, sentence or line the text is of
 }
 
-// newMessage builds the message facts of msg; debugging is the mode classifier's probability
-// that msg is DEBUGGING (see Debugging).
+// newMessage builds the message facts of msg; debugging is the probability that msg is
+// DEBUGGING (see Debugging).
 func newMessage(msg string, debugging float64) *message {
 	norm := normalise(msg)
 	return &message{resolved: resolvedRe.MatchString(norm), progress: progressRe.MatchString(norm),
@@ -59,13 +57,6 @@ func newMessage(msg string, debugging float64) *message {
 // modes' labelling rule 1): a clause without a cue may then be a failure, and the message has
 // one (see Detect). Chosen among 0.4 to 0.7 by grouped cross-validation (data/README.md).
 const FailureThreshold = 0.5
-
-// Debugging is the mode classifier's probability that msg is DEBUGGING, as the detector reads
-// it: without the previous turn, since a message's invariants are its own whatever came before.
-func Debugging(msg string) float64 {
-	_, _, modes := mode.Classify(msg, "")
-	return modes[mode.Debugging]
-}
 
 // newView builds the view of clause c of msg.
 func newView(msg string, c clause, m *message) *view {

@@ -105,8 +105,8 @@ func failureOf(m Models, ls []labelled, xs []instance) []labelled {
 }
 
 // Detect is Detect with these models and the message's P(DEBUGGING) given (see Debugging), for
-// evaluating models that are not the embedded ones, or on turns the mode classifier was trained
-// on, which need out-of-fold probabilities.
+// evaluating models that are not the embedded ones, or on turns the P(DEBUGGING) model was
+// trained on, which need out-of-fold probabilities.
 func (m Models) Detect(msg string, debugging float64) []Span { return detect(m, msg, debugging) }
 
 // failureOnly is the candidate set of a clause that may be a failure or nothing.

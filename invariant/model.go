@@ -9,15 +9,18 @@ import (
 	"github.com/ragd/ragd/classify"
 )
 
+// The P(DEBUGGING) model first: the detector's models read it, and the second run embeds it.
+//go:generate go run ../cmd/ragd-train -task invariant-debugging -data ../../shared/data/labels -out model_debugging.json
 //go:generate go run ../cmd/ragd-train -task invariant -data ../../shared/data/labels -out .
 
 // A clause is judged in two steps, so that what matters most is decided first and with recall
 // in mind: is it sticky at all (a requirement, correction or failure the conversation must
 // keep), and only then which type. Both steps are logistic regressions (package classify) over
-// the clause's words, its sentence's words, the cue vector and the mode classifier's
-// probability that the message reports a failure to debug; the cue rules (candidates) also say
-// which types a clause may take at all, so the conventions that no weight should overrule hold:
-// a question is no requirement, a fixed or past failure is not blocking.
+// the clause's words, its sentence's words, the cue vector and the probability, by the
+// detector's own mode classifier, that the message reports a failure to debug (Debugging); the
+// cue rules (candidates) also say which types a clause may take at all, so the conventions that
+// no weight should overrule hold: a question is no requirement, a fixed or past failure is not
+// blocking.
 //
 // The cue words were written from the training rows, so a clause in new phrasing often has no
 // cue of any type. Such a clause is judged by a second pair of models, trained on every clause,

@@ -79,10 +79,16 @@ func TestReport(t *testing.T) {
 }
 
 // TestEmbeddedModelsAreReproducible retrains on the shared and extra data and compares with the
-// embedded files (byte for byte on amd64, see modeltest.SameModel): the committed models are what
-// `go generate ./invariant` produces.
+// embedded files (byte for byte on amd64, see modeltest.SameModel): the committed models, the
+// P(DEBUGGING) model among them, are what `go generate ./invariant` produces.
 func TestEmbeddedModelsAreReproducible(t *testing.T) {
 	t.Parallel()
+	dm, err := TrainDebugging(filepath.Join(modeltest.SharedDir(t), "data", "labels"), ".")
+	require.NoError(t, err)
+	var dbuf bytes.Buffer
+	require.NoError(t, dm.Save(&dbuf))
+	modeltest.SameModel(t, debuggingJSON, dbuf.Bytes(), "invariant/"+DebuggingFile+" is stale: run go generate ./invariant")
+
 	d := data(t)
 	m, err := Train(append(slices.Clip(d.Rows), d.Extra...), TrainOptions(), d.Debugging)
 	require.NoError(t, err)

@@ -23,9 +23,9 @@ type Data struct {
 	Files []string
 	Extra []Example
 	// Debugging is P(DEBUGGING) of a message as the detector reads it (Debugging), except for
-	// the turns of modes_train.jsonl: the mode model was trained on them, so they get the
-	// out-of-fold probability of its grouped cross-validation, read alone as Debugging reads
-	// an unseen turn (OutOfFoldFile).
+	// the turns of modes_train.jsonl: the P(DEBUGGING) model was trained on them, so they get
+	// the out-of-fold probability of its grouped cross-validation, read alone as Debugging
+	// reads an unseen turn (OutOfFoldFile).
 	Debugging func(string) float64
 }
 
@@ -33,19 +33,19 @@ type Data struct {
 // modes_train.jsonl and the real turns labelled for invariants (data/README.md).
 var RowFiles = []string{"invariants_train.jsonl", "data/invariants_select.jsonl", "data/invariants_real.jsonl"}
 
-// OutOfFoldFile is where the package keeps the mode model's out-of-fold P(DEBUGGING) of the
-// turns of modes_train.jsonl (OutOfFold), relative to the package directory. Computing them runs
-// the mode model's cross-validation, which costs more than everything else the detector's tests
-// do, so `go generate ./invariant` computes them once and LoadData reads them.
+// OutOfFoldFile is where the package keeps the out-of-fold P(DEBUGGING) of the turns of
+// modes_train.jsonl (OutOfFold), relative to the package directory. Computing them runs the
+// P(DEBUGGING) model's cross-validation, which costs more than everything else the detector's
+// tests do, so `go generate ./invariant` computes them once and LoadData reads them.
 const OutOfFoldFile = "data/debugging_oof.json"
 
 // ErrStaleOutOfFold is LoadData's error when OutOfFoldFile was computed from other mode data
-// or another mode model than the current ones.
+// or another P(DEBUGGING) model than the current ones.
 var ErrStaleOutOfFold = errors.New("invariant: " + OutOfFoldFile + " is stale: run go generate ./invariant")
 
-// OutOfFold holds the mode model's out-of-fold P(DEBUGGING) of the turns of modes_train.jsonl,
-// each read alone as Debugging reads a message: the mode model was trained on those turns, so
-// its own probabilities would be those of a turn it has seen.
+// OutOfFold holds the P(DEBUGGING) model's out-of-fold probabilities of the turns of
+// modes_train.jsonl, each read alone as Debugging reads a message: the model was trained on those
+// turns, so its own probabilities would be those of a turn it has seen.
 type OutOfFold struct {
 	// Inputs identifies what the probabilities were computed from (modeInputs).
 	Inputs string `json:"inputs"`
@@ -54,12 +54,13 @@ type OutOfFold struct {
 	Debugging map[string]float64 `json:"debugging"`
 }
 
-// modeInputs is the SHA-256 of what OutOfFold is computed from: modes_train.jsonl, the mode
-// model's extra rows and the embedded mode model, which changes with the mode model's features
-// and options (its own tests check that it is what they train).
+// modeInputs is the SHA-256 of what OutOfFold is computed from: modes_train.jsonl, mode's extra
+// rows, DebuggingOptions and the embedded P(DEBUGGING) model, which changes with mode's features
+// (TestEmbeddedModelsAreReproducible checks that it is what they train). The shipped mode model
+// is not among them: the detector does not read it.
 func modeInputs(labels, dir string) (string, error) {
 	h := sha256.New()
-	for _, path := range []string{filepath.Join(labels, "modes_train.jsonl"), filepath.Join(dir, "..", "mode", "data", "modes_extra.jsonl")} {
+	for _, path := range modeDataFiles(labels, dir) {
 		b, err := os.ReadFile(path)
 		if err != nil {
 			return "", fmt.Errorf("invariant: %w", err)
@@ -67,29 +68,29 @@ func modeInputs(labels, dir string) (string, error) {
 		fmt.Fprintf(h, "%d\n", len(b))
 		h.Write(b)
 	}
-	if err := mode.Shipped().Save(h); err != nil {
+	opts, err := json.Marshal(DebuggingOptions())
+	if err != nil {
 		return "", fmt.Errorf("invariant: %w", err)
 	}
+	fmt.Fprintf(h, "%s\n%d\n", opts, len(debuggingJSON))
+	h.Write(debuggingJSON)
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// MeasureOutOfFold runs the mode model's grouped k-fold cross-validation over modes_train.jsonl
-// (from labels, with the extra rows of dir/../mode/data in training folds) and returns each
-// turn's out-of-fold P(DEBUGGING), read without its previous turn.
+// MeasureOutOfFold runs the P(DEBUGGING) model's grouped k-fold cross-validation (mode's, with
+// DebuggingOptions) over modes_train.jsonl (from labels, with the extra rows of dir/../mode/data
+// in training folds) and returns each turn's out-of-fold P(DEBUGGING), read without its previous
+// turn.
 func MeasureOutOfFold(labels, dir string, k int) (OutOfFold, error) {
 	inputs, err := modeInputs(labels, dir)
 	if err != nil {
 		return OutOfFold{}, err
 	}
-	modes, err := mode.LoadExamples(filepath.Join(labels, "modes_train.jsonl"))
+	modes, modesExtra, err := loadModeData(labels, dir)
 	if err != nil {
 		return OutOfFold{}, err
 	}
-	modesExtra, err := mode.LoadExamples(filepath.Join(dir, "..", "mode", "data", "modes_extra.jsonl"))
-	if err != nil {
-		return OutOfFold{}, err
-	}
-	preds, err := mode.CrossValidateAlone(modes, modesExtra, k, mode.TrainOptions())
+	preds, err := mode.CrossValidateAlone(modes, modesExtra, k, DebuggingOptions())
 	if err != nil {
 		return OutOfFold{}, err
 	}
@@ -113,7 +114,7 @@ func (o OutOfFold) Save(path string) error {
 // LoadData reads the detector's data: invariants_train.jsonl and modes_train.jsonl from labels
 // (../shared/data/labels), the rest from the package directory dir, with the out-of-fold
 // P(DEBUGGING) of OutOfFoldFile; it fails with ErrStaleOutOfFold when that file no longer
-// matches the mode data and model.
+// matches the mode data and the P(DEBUGGING) model.
 func LoadData(labels, dir string) (Data, error) {
 	var d Data
 	for i, f := range RowFiles {
@@ -149,7 +150,7 @@ func LoadData(labels, dir string) (Data, error) {
 	if o.Inputs != inputs {
 		return Data{}, ErrStaleOutOfFold
 	}
-	modes, err := mode.LoadExamples(filepath.Join(labels, "modes_train.jsonl"))
+	modes, err := mode.LoadExamples(modeDataFiles(labels, dir)[0])
 	if err != nil {
 		return Data{}, err
 	}

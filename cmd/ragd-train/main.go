@@ -106,17 +106,16 @@ func trainIntent(w io.Writer, data, out string, folds int) error {
 		if withExtra {
 			trained += " + generated"
 		}
-		if !withExtra {
-			report, err := intent.EvaluatePredictions(preds[:len(rows)], rows)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(w, "intent: grouped %d-fold cross-validation on intent_train.jsonl (%d rows), %s, raw\n\n", folds, len(rows), trained)
-			if err := report.WriteText(w); err != nil {
-				return err
-			}
-			fmt.Fprintln(w)
+		// Per class for both models: the shipped one is the second (+ generated).
+		report, err := intent.EvaluatePredictions(preds[:len(rows)], rows)
+		if err != nil {
+			return err
 		}
+		fmt.Fprintf(w, "intent: grouped %d-fold cross-validation on intent_train.jsonl (%d rows), %s, raw\n\n", folds, len(rows), trained)
+		if err := report.WriteText(w); err != nil {
+			return err
+		}
+		fmt.Fprintln(w)
 		for _, v := range []struct {
 			name   string
 			labels []intent.Label

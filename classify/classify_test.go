@@ -208,7 +208,8 @@ func TestFeaturizeNormalisesBlocks(t *testing.T) {
 			t.Parallel()
 			var sq float64
 			// Sum per bucket may merge blocks that collide; none do in these short texts.
-			for _, f := range featurize(tt.in, opts) {
+			sparse, _ := featurize(tt.in, opts)
+			for _, f := range sparse {
 				sq += f.value * f.value
 			}
 			require.InDelta(t, tt.want, sq, 1e-9)

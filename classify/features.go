@@ -72,15 +72,17 @@ func Tokenize(text string) []string {
 }
 
 // Words returns the words of text as Tokenize splits them, without the punctuation tokens.
-func Words(text string) []string {
-	tokens := Tokenize(text)
-	words := tokens[:0]
+func Words(text string) []string { return words(Tokenize(text)) }
+
+// words returns the tokens that are words, in a new slice.
+func words(tokens []string) []string {
+	out := make([]string, 0, len(tokens))
 	for _, tok := range tokens {
 		if isWord(tok) {
-			words = append(words, tok)
+			out = append(out, tok)
 		}
 	}
-	return words
+	return out
 }
 
 // isWord reports whether a token is a word rather than punctuation.
@@ -111,8 +113,9 @@ func (h hasher) bucket(parts ...string) uint32 {
 // words, its character n-grams, and each context's words) is weighted with sublinear TF
 // (1 + ln tf) and L2-normalised on its own, so a long text does not outweigh a short one and
 // the many character n-grams do not drown the few words. Context blocks are then scaled by
-// opts.ContextWeight. The result is sorted by bucket with duplicates summed.
-func featurize(in Input, opts Options) []feature {
+// opts.ContextWeight. The result is sorted by bucket with duplicates summed. The main text's
+// word-vector block (wordVectors) comes from the same tokens.
+func featurize(in Input, opts Options) (sparse []feature, dense []float64) {
 	h := hasher{mask: uint32(1)<<opts.HashBits - 1}
 	var out []feature
 	tokens := Tokenize(in.Text)
@@ -128,19 +131,19 @@ func featurize(in Input, opts Options) []feature {
 	for _, name := range names {
 		out = appendBlock(out, wordCounts(h, name, Tokenize(in.Context[name])), opts.ContextWeight)
 	}
-	return merge(out)
+	return merge(out), wordVectors(tokens, opts)
 }
 
 // wordVectors is the dense block of an input: the mean of the word vectors (package wordvec) of
-// the main text's words that the table has, L2-normalised and scaled by opts.WordVectors, so
-// that a word never seen in training still speaks through the words it is like. It is nil when
-// the option is 0 or no word of the text is in the table.
-func wordVectors(in Input, opts Options) []float64 {
+// the words among the main text's tokens that the table has, L2-normalised and scaled by
+// opts.WordVectors, so that a word never seen in training still speaks through the words it is
+// like. It is nil when the option is 0 or no word of the text is in the table.
+func wordVectors(tokens []string, opts Options) []float64 {
 	if opts.WordVectors == 0 {
 		return nil
 	}
 	v := make([]float64, wordvec.Dim)
-	if wordvec.Embedded().Mean(Words(in.Text), v) == 0 {
+	if wordvec.Embedded().Mean(words(tokens), v) == 0 {
 		return nil
 	}
 	var norm float64

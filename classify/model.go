@@ -126,7 +126,8 @@ func (m *Model) Predict(in Input) (string, []float64) {
 // scores returns the linear scores (logits at temperature 1) of each label.
 func (m *Model) scores(in Input) []float64 {
 	s := slices.Clone(m.bias)
-	for _, f := range featurize(in, m.opts) {
+	sparse, dense := featurize(in, m.opts)
+	for _, f := range sparse {
 		if w, ok := m.weights[f.bucket]; ok {
 			for c := range s {
 				s[c] += f.value * w[c]
@@ -141,7 +142,7 @@ func (m *Model) scores(in Input) []float64 {
 			}
 		}
 	}
-	for j, v := range wordVectors(in, m.opts) {
+	for j, v := range dense {
 		for c := range s {
 			s[c] += v * m.dense[j][c]
 		}
@@ -211,9 +212,10 @@ func fit(examples []Example, labels []string, opts Options) *Model {
 
 	// Featurize once; keep buckets seen in at least MinCount examples.
 	feats := make([][]feature, len(examples))
+	dense := make([][]float64, len(examples))
 	df := map[uint32]int{}
 	for i, ex := range examples {
-		feats[i] = featurize(ex.Input, opts)
+		feats[i], dense[i] = featurize(ex.Input, opts)
 		for _, f := range feats[i] {
 			df[f.bucket]++
 		}
@@ -255,7 +257,7 @@ func fit(examples []Example, labels []string, opts Options) *Model {
 				rows[i] = append(rows[i], entry{len(buckets) + j, v})
 			}
 		}
-		for j, v := range wordVectors(ex.Input, opts) {
+		for j, v := range dense[i] {
 			if v != 0 {
 				rows[i] = append(rows[i], entry{len(buckets) + len(extraNames) + j, v})
 			}

@@ -76,7 +76,7 @@ func TestWordVectorsOffChangesNothing(t *testing.T) {
 	require.NoError(t, off.Save(&buf))
 	require.NotContains(t, buf.String(), "word_vectors")
 	require.Nil(t, off.dense)
-	require.Nil(t, wordVectors(Input{Text: "shrimp and crab"}, opts))
+	require.Nil(t, wordVectors(Tokenize("shrimp and crab"), opts))
 
 	opts.WordVectors = 0.5
 	on, err := Train(toy(), opts)
@@ -97,16 +97,16 @@ func TestWordVectorsBlock(t *testing.T) {
 	t.Parallel()
 	opts := DefaultOptions()
 	opts.WordVectors = 0.7
-	v := wordVectors(Input{Text: "No shrimp, qzxjvwq!"}, opts)
+	v := wordVectors(Tokenize("No shrimp, qzxjvwq!"), opts)
 	require.Len(t, v, 100)
 	var sq float64
 	for _, x := range v {
 		sq += x * x
 	}
 	require.InDelta(t, 0.7, math.Sqrt(sq), 1e-12)
-	require.Equal(t, v, wordVectors(Input{Text: "no shrimp"}, opts), "the unknown word and the punctuation are skipped")
-	require.Nil(t, wordVectors(Input{Text: "qzxjvwq ?!"}, opts))
-	require.Nil(t, wordVectors(Input{}, opts))
+	require.Equal(t, v, wordVectors(Tokenize("no shrimp"), opts), "the unknown word and the punctuation are skipped")
+	require.Nil(t, wordVectors(Tokenize("qzxjvwq ?!"), opts))
+	require.Nil(t, wordVectors(Tokenize(""), opts))
 }
 
 func TestWordVectorsSaveLoadRoundTrip(t *testing.T) {

@@ -163,8 +163,6 @@ type Result struct {
 	// Classified is what the classifier said, before fallback and smoothing; empty when a
 	// mapped hint meant the classifier did not run.
 	Classified Mode
-	// Probs are the classifier's probabilities of every mode; nil when it did not run.
-	Probs map[Mode]float64
 }
 
 // Detect decides the mode of a turn in stages:
@@ -185,10 +183,8 @@ func Detect(cfg Config, hint, text, prev string, recent []Mode) Result {
 	if m, ok := Map(hint); ok {
 		return Result{Mode: m, Confidence: 1, Source: SourceMapped}
 	}
-	m, conf, probs := Classify(text, prev)
-	r := decide(cfg, m, conf, recent)
-	r.Probs = probs
-	return r
+	m, conf, _ := Classify(text, prev)
+	return decide(cfg, m, conf, recent)
 }
 
 // decide is Detect's stages 2 and 3, given the classifier's answer.

@@ -82,6 +82,30 @@ func (s *Store) TenantIDs(ctx context.Context) ([]uuid.UUID, error) {
 	return ids, nil
 }
 
+// ActiveTenantIDs lists at most n tenants that hold documents, the most recently active first:
+// by the latest update of any of their conversations or documents. Start-up warms these, since
+// the tenants that asked or ingested last are the likeliest to ask next; a tenant without
+// documents has nothing to warm. It reads across tenants, as maintenance does.
+func (s *Store) ActiveTenantIDs(ctx context.Context, n int) ([]uuid.UUID, error) {
+	ctx = ragd.WithPrincipal(ctx, ragd.Principal{All: true})
+	// One probe of each tenant's recent-first index per table, not a scan of either table.
+	rows, err := s.db.Query(ctx, `SELECT t.id FROM tenants t
+		JOIN LATERAL (SELECT d.updated_at FROM documents d WHERE d.tenant_id = t.id AND d.deleted_at IS NULL
+			ORDER BY d.updated_at DESC, d.id DESC LIMIT 1) d ON true
+		LEFT JOIN LATERAL (SELECT c.updated_at FROM conversations c WHERE c.tenant_id = t.id AND c.deleted_at IS NULL
+			ORDER BY c.updated_at DESC, c.id DESC LIMIT 1) c ON true
+		ORDER BY greatest(d.updated_at, c.updated_at) DESC, t.id
+		LIMIT $1`, n)
+	if err != nil {
+		return nil, fmt.Errorf("store: listing active tenants: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		return nil, fmt.Errorf("store: listing active tenants: %w", err)
+	}
+	return ids, nil
+}
+
 // EnsureTenant returns the id of the tenant named name, creating it when it does not exist.
 func (s *Store) EnsureTenant(ctx context.Context, name string) (uuid.UUID, error) {
 	name = strings.TrimSpace(name)

@@ -33,7 +33,7 @@ type serveCmd struct {
 	Insecure         bool          `help:"Serve without API keys on a non-loopback address. Without it, ragd refuses to start there until a key exists (ragd keys create)."`
 	// WarmTenants bounds the gazetteers built before any turn asks: each costs a query and some
 	// CPU (0.3 s for 5,000 titles) and stays in memory, for a tenant that may not ask here.
-	WarmTenants int `help:"Build the focus gazetteers of this many tenants (the first created) in the background after start-up, so that their first turns do not wait for them (0: none; a tenant's first turn builds its own)." default:"8"`
+	WarmTenants int `help:"Build the focus gazetteers of this many tenants (those with documents, the latest to ingest or converse first) in the background after start-up, so that their first turns do not wait for them (0: none; a tenant's first turn builds its own)." default:"8"`
 	// InsecureDBLogin is apart from --insecure: serving openly and serving as a privileged
 	// login are two different risks, and accepting one should not accept the other.
 	InsecureDBLogin bool `help:"Serve although the database login (--database-url) is a superuser, bypasses row-level security or owns ragd's tables, so that row-level security and append-only citations no longer bind ragd's sessions. Without it, ragd refuses to start with such a login." name:"insecure-db-login"`
@@ -238,20 +238,19 @@ func (a *app) keepListening(ctx context.Context, what string, listen func(contex
 	}
 }
 
-// warmFocus builds the focus gazetteers of the first n tenants, one at a time, while the server
-// already serves: a tenant's first turn otherwise builds its own (0.3 s for 5,000 titles), and
-// one that arrives during the build waits for it rather than starting another. It stops between
-// tenants when ctx ends.
+// warmFocus builds the focus gazetteers of the n most recently active tenants, one at a time,
+// while the server already serves: a tenant's first turn otherwise builds its own (0.3 s for
+// 5,000 titles), and one that arrives during the build waits for it rather than starting
+// another. It stops between tenants when ctx ends.
 func warmFocus(ctx context.Context, a *app, p *ask.Pipeline, n int) {
 	start := time.Now()
-	ids, err := a.store.TenantIDs(ctx)
+	ids, err := a.store.ActiveTenantIDs(ctx, n)
 	if err != nil {
 		if ctx.Err() == nil {
 			a.logger.Warn("listing the tenants to build their focus gazetteers failed; their first turns build them", slog.String("error", err.Error()))
 		}
 		return
 	}
-	ids = ids[:min(n, len(ids))]
 	for _, id := range ids {
 		if err := p.WarmFocus(ragd.WithPrincipal(ctx, ragd.Principal{Tenant: id})); err != nil {
 			if ctx.Err() != nil {

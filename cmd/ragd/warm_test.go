@@ -13,10 +13,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ragd/ragd"
 	"github.com/ragd/ragd/ask"
 	"github.com/ragd/ragd/internal/dbtest"
 	"github.com/ragd/ragd/invariant"
 	"github.com/ragd/ragd/mode"
+	"github.com/ragd/ragd/store"
 	"github.com/ragd/ragd/token"
 )
 
@@ -52,6 +54,17 @@ func TestServeWarmsBeforeReady(t *testing.T) {
 // allocated.
 func serveThenClassify(t *testing.T) {
 	addr, cli := serveOnNewDatabase(t)
+	// The default tenant holds a document, another tenant none: only the first has a gazetteer
+	// to warm.
+	st, err := store.Open(t.Context(), store.Config{URL: cli.DatabaseURL, OwnerURL: cli.MigrateDatabaseURL, EmbeddingDim: dbtest.Dim, Migrate: true})
+	require.NoError(t, err)
+	_, err = st.SaveVersions(ragd.WithPrincipal(t.Context(), ragd.Principal{Tenant: ragd.DefaultTenant}), []ragd.NewVersion{{
+		SourceKey: "retry", Format: "text", Title: "Billing worker retry policy", ContentHash: "h", Bytes: 10,
+		Chunks: []ragd.Chunk{{Text: "The billing worker retries three times.", Tokens: 7}}}})
+	require.NoError(t, err)
+	_, err = st.EnsureTenant(t.Context(), "idle")
+	require.NoError(t, err)
+	st.Close()
 	logs := logLines{out: t.Output(), lines: make(chan string, 1000)}
 	a := newApp(&cli.Config, slog.New(slog.NewTextHandler(logs, nil)))
 	defer a.close()
@@ -78,7 +91,7 @@ func serveThenClassify(t *testing.T) {
 	t.Logf("the first classification and token count after ready allocated %d bytes", allocated)
 	require.Less(t, allocated, uint64(firstTurnAllocBound), "serve did not load the classifiers or the token counter before it was ready")
 
-	// Then, in the background, the gazetteer of the one tenant (the default, without documents).
+	// Then, in the background, the gazetteer of the one tenant with documents.
 	for line := range logs.lines {
 		require.NotContains(t, line, "gazetteer failed")
 		if strings.Contains(line, "built the focus gazetteers") {

@@ -2,12 +2,15 @@
 // (GloVe 6B 100d): the -size most frequent words, quantized. It streams the JSON and keeps only
 // the vectors it writes. With -coverage it writes nothing and prints, for several table sizes,
 // the share of word tokens of the given JSON Lines files (their "text" fields, read by
-// classify.Words) that the table has.
+// classify.Words) that the table has. With -clusters=true (or after writing a table) it writes
+// clusters.bin, the table words' k-means clusters (kmeans.go).
 //
 //	go run ./wordvec/internal/gen -json=FILE -size=100000 -out=wordvec
+//	go run ./wordvec/internal/gen -clusters=true -out=wordvec
 //	go run ./wordvec/internal/gen -json=FILE -coverage=a.jsonl,b.jsonl
 //
-// Without -json (go generate without WORDVEC_JSON) it leaves the committed table alone.
+// Without -json (go generate without WORDVEC_JSON) it leaves the committed table alone, and
+// without -clusters (WORDVEC_CLUSTERS) the committed clusters too.
 package main
 
 import (
@@ -47,6 +50,9 @@ func main() {
 	}
 	if *in == "" {
 		fmt.Fprintln(os.Stderr, "wordvec gen: no -json (WORDVEC_JSON unset): the committed table is left as it is")
+		if !makeClusters {
+			fmt.Fprintln(os.Stderr, "wordvec gen: no -clusters (WORDVEC_CLUSTERS unset): clusters.bin is left as it is")
+		}
 		if makeClusters {
 			if err := writeClusters(*out); err != nil {
 				log.Fatal(err)

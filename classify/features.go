@@ -6,7 +6,6 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"unicode"
 
@@ -116,9 +115,8 @@ func (h hasher) bucket(parts ...string) uint32 {
 // words, its character n-grams, and each context's words) is weighted with sublinear TF
 // (1 + ln tf) and L2-normalised on its own, so a long text does not outweigh a short one and
 // the many character n-grams do not drown the few words. Context blocks are then scaled by
-// opts.ContextWeight. The main text's word-cluster blocks (clusterCounts) are weighted the same
-// way and scaled by their options. The result is sorted by bucket with duplicates summed. The
-// main text's word-vector block (wordVectors) comes from the same tokens.
+// opts.ContextWeight. The result is sorted by bucket with duplicates summed. The main text's
+// word-vector block (wordVectors) comes from the same tokens.
 func featurize(in Input, opts Options) (sparse []feature, dense []float64) {
 	h := hasher{mask: uint32(1)<<opts.HashBits - 1}
 	var out []feature
@@ -126,9 +124,6 @@ func featurize(in Input, opts Options) (sparse []feature, dense []float64) {
 	out = appendBlock(out, wordCounts(h, "", tokens), 1)
 	if opts.CharNGrams {
 		out = appendBlock(out, charCounts(h, tokens), 1)
-	}
-	for _, l := range opts.clusterLevels() {
-		out = appendBlock(out, clusterCounts(h, l.level, tokens), l.weight)
 	}
 	names := make([]string, 0, len(in.Context))
 	for name := range in.Context {
@@ -176,20 +171,6 @@ func wordCounts(h hasher, prefix string, tokens []string) map[uint32]float64 {
 		counts[h.bucket(prefix, "w", tok)]++
 		counts[h.bucket(prefix, "b", prev, tok)]++
 		prev = tok
-	}
-	return counts
-}
-
-// clusterCounts counts, for each of the tokens that is a word the wordvec table has (the words
-// wordVectors reads), the feature "<level>:<cluster id>" (such as "fine:1234"), so that words of
-// one cluster share a feature.
-func clusterCounts(h hasher, level wordvec.Level, tokens []string) map[uint32]float64 {
-	counts := make(map[uint32]float64)
-	tab := wordvec.Embedded()
-	for _, w := range words(tokens) {
-		if c, ok := tab.Cluster(w, level); ok {
-			counts[h.bucket(level.String()+":"+strconv.Itoa(c))]++
-		}
 	}
 	return counts
 }

@@ -29,10 +29,7 @@ type file struct {
 	// Options.WordVectors is 0.
 	WordVectors      [][]float64 `json:"word_vectors,omitempty"`
 	WordVectorsTable string      `json:"word_vectors_table,omitempty"`
-	// ClustersTable is the ID of the word clusters (wordvec.Table.ClustersID) the model's
-	// cluster features were trained with; absent when no cluster option is on.
-	ClustersTable string      `json:"clusters_table,omitempty"`
-	Buckets       [][]float64 `json:"buckets"`
+	Buckets          [][]float64 `json:"buckets"`
 }
 
 // Save writes the model as JSON: one line per hashed bucket, in bucket order, so the same
@@ -55,12 +52,6 @@ func (m *Model) Save(w io.Writer) error {
 			key string
 			val any
 		}{{"word_vectors", m.dense}, {"word_vectors_table", wordvec.Embedded().ID()}}...)
-	}
-	if len(m.opts.clusterLevels()) > 0 {
-		header = append(header, struct {
-			key string
-			val any
-		}{"clusters_table", wordvec.Embedded().ClustersID()})
 	}
 	bw.WriteString("{\n")
 	for _, h := range header {
@@ -138,12 +129,6 @@ func Load(r io.Reader) (*Model, error) {
 		return nil, fmt.Errorf("classify: model has %d word-vector rows, want %d", len(f.WordVectors), wordvec.Dim)
 	case f.Options.WordVectors != 0 && f.WordVectorsTable != wordvec.Embedded().ID():
 		return nil, fmt.Errorf("classify: model was trained with word-vector table %q, this binary has %q", f.WordVectorsTable, wordvec.Embedded().ID())
-	}
-	switch clusters := len(f.Options.clusterLevels()) > 0; {
-	case !clusters && f.ClustersTable != "":
-		return nil, errors.New("classify: model names word clusters but its coarse_clusters and fine_clusters options are 0")
-	case clusters && f.ClustersTable != wordvec.Embedded().ClustersID():
-		return nil, fmt.Errorf("classify: model was trained with word clusters %q, this binary has %q", f.ClustersTable, wordvec.Embedded().ClustersID())
 	}
 	for _, row := range f.WordVectors {
 		if len(row) != nc {

@@ -26,14 +26,6 @@ type Options struct {
 	// the main text's words in package wordvec's table, L2-normalised, times this weight. 0 means
 	// no block, and a model without it reads and scores as before the option existed.
 	WordVectors float64 `json:"word_vectors,omitempty"`
-	// CoarseClusters and FineClusters are the weights of the word-cluster blocks
-	// (clusterCounts): each main-text word the wordvec table has also counts as its cluster at
-	// that level (wordvec.Coarse, 256 clusters; wordvec.Fine, 2048), so a word never seen in
-	// training shares the weights of its cluster-mates that were. Each block is weighted like
-	// the words' block, then scaled by its weight. 0 means no block, and a model without either
-	// reads and scores as before the options existed.
-	CoarseClusters float64 `json:"coarse_clusters,omitempty"`
-	FineClusters   float64 `json:"fine_clusters,omitempty"`
 
 	// MinCount drops hashed features seen in fewer training examples: they cannot generalise,
 	// and they are most of a model file's size.
@@ -86,33 +78,10 @@ func (o Options) validate() error {
 		return fmt.Errorf("classify: LearningRate %g must be positive", o.LearningRate)
 	case o.L2 < 0 || o.ContextWeight < 0 || o.BatchSize < 0:
 		return errors.New("classify: L2, ContextWeight and BatchSize must not be negative")
-	}
-	for _, w := range []struct {
-		name  string
-		value float64
-	}{{"WordVectors", o.WordVectors}, {"CoarseClusters", o.CoarseClusters}, {"FineClusters", o.FineClusters}} {
-		if !(w.value >= 0) || math.IsInf(w.value, 1) {
-			return fmt.Errorf("classify: %s %g must be a finite number, not negative", w.name, w.value)
-		}
+	case !(o.WordVectors >= 0) || math.IsInf(o.WordVectors, 1):
+		return fmt.Errorf("classify: WordVectors %g must be a finite number, not negative", o.WordVectors)
 	}
 	return nil
-}
-
-// clusterLevels returns the word-cluster levels the options turn on, with their weights.
-func (o Options) clusterLevels() []clusterLevel {
-	var out []clusterLevel
-	for _, l := range []clusterLevel{{wordvec.Coarse, o.CoarseClusters}, {wordvec.Fine, o.FineClusters}} {
-		if l.weight != 0 {
-			out = append(out, l)
-		}
-	}
-	return out
-}
-
-// clusterLevel is a word-cluster level and the weight of its block.
-type clusterLevel struct {
-	level  wordvec.Level
-	weight float64
 }
 
 // Example is one labelled training input.

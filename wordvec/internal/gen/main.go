@@ -2,15 +2,12 @@
 // (GloVe 6B 100d): the -size most frequent words, quantized. It streams the JSON and keeps only
 // the vectors it writes. With -coverage it writes nothing and prints, for several table sizes,
 // the share of word tokens of the given JSON Lines files (their "text" fields, read by
-// classify.Words) that the table has. With -clusters=true (or after writing a table) it writes
-// clusters.bin, the table words' k-means clusters (kmeans.go).
+// classify.Words) that the table has.
 //
 //	go run ./wordvec/internal/gen -json=FILE -size=100000 -out=wordvec
-//	go run ./wordvec/internal/gen -clusters=true -out=wordvec
 //	go run ./wordvec/internal/gen -json=FILE -coverage=a.jsonl,b.jsonl
 //
-// Without -json (go generate without WORDVEC_JSON) it leaves the committed table alone, and
-// without -clusters (WORDVEC_CLUSTERS) the committed clusters too.
+// Without -json (go generate without WORDVEC_JSON) it leaves the committed table alone.
 package main
 
 import (
@@ -21,10 +18,8 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"math"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/ragd/ragd/classify"
@@ -37,27 +32,10 @@ func main() {
 		size     = flag.Int("size", 100000, "number of most frequent words to keep")
 		out      = flag.String("out", ".", "directory to write words.txt and vectors.bin to")
 		coverage = flag.String("coverage", "", "comma-separated JSON Lines files: print token coverage by table size instead of writing")
-		clusters = flag.String("clusters", "", "true to make clusters.bin from the table in -out (always done after -json writes a table); empty or false to leave it")
 	)
 	flag.Parse()
-	makeClusters := *in != ""
-	if *clusters != "" {
-		b, err := strconv.ParseBool(*clusters)
-		if err != nil {
-			log.Fatalf("wordvec gen: -clusters (WORDVEC_CLUSTERS): %v", err)
-		}
-		makeClusters = makeClusters || b
-	}
 	if *in == "" {
 		fmt.Fprintln(os.Stderr, "wordvec gen: no -json (WORDVEC_JSON unset): the committed table is left as it is")
-		if !makeClusters {
-			fmt.Fprintln(os.Stderr, "wordvec gen: no -clusters (WORDVEC_CLUSTERS unset): clusters.bin is left as it is")
-		}
-		if makeClusters {
-			if err := writeClusters(*out); err != nil {
-				log.Fatal(err)
-			}
-		}
 		return
 	}
 	if *coverage != "" {
@@ -92,62 +70,6 @@ func main() {
 		log.Fatal(err)
 	}
 	fmt.Fprintf(os.Stderr, "wordvec gen: wrote %d words (table %s)\n", t.Len(), t.ID())
-	if err := writeClusters(*out); err != nil {
-		log.Fatal(err)
-	}
-}
-
-// clusterSeed and clusterIterations fix the k-means runs of writeClusters.
-const (
-	clusterSeed       = 1
-	clusterIterations = 30
-)
-
-// writeClusters clusters the words of the table in dir by their unit-normalised vectors, at
-// every wordvec.Level, and writes dir/clusters.bin.
-func writeClusters(dir string) error {
-	wf, err := os.Open(filepath.Join(dir, "words.txt"))
-	if err != nil {
-		return err
-	}
-	defer wf.Close()
-	vf, err := os.Open(filepath.Join(dir, "vectors.bin"))
-	if err != nil {
-		return err
-	}
-	defer vf.Close()
-	t, err := wordvec.Read(wf, vf)
-	if err != nil {
-		return err
-	}
-	x := make([]float32, t.Len()*wordvec.Dim)
-	v := make([]float64, wordvec.Dim)
-	for i := range t.Len() {
-		if !t.Vector(t.Word(i), v) {
-			return fmt.Errorf("wordvec gen: no vector for %q", t.Word(i))
-		}
-		var norm float64
-		for _, f := range v {
-			norm += f * f
-		}
-		norm = math.Sqrt(norm)
-		for j, f := range v {
-			x[i*wordvec.Dim+j] = float32(f / norm)
-		}
-	}
-	assign := make([][]uint16, len(wordvec.Levels))
-	for i, l := range wordvec.Levels {
-		assign[i] = sphericalKMeans(x, wordvec.Dim, kmeansOptions{k: l.K(), seed: clusterSeed, maxIter: clusterIterations, log: os.Stderr})
-	}
-	b, err := wordvec.EncodeClusters(t, assign)
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "clusters.bin"), b, 0o644); err != nil {
-		return err
-	}
-	fmt.Fprintf(os.Stderr, "wordvec gen: wrote clusters.bin (%d words, table %s)\n", t.Len(), t.ID())
-	return nil
 }
 
 // The JSON is one object: "words" (every word, in GloVe's frequency order), then "vectors" (an

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -296,6 +298,14 @@ func stratum(ex Example) string {
 // are scored, so extra data, written for coverage, never grades itself. debugging is as for
 // Train. It returns the report and each row's spans.
 func CrossValidate(rows, extra []Example, k int, opts classify.Options, debugging func(string) float64) (Report, [][]Span, error) {
+	return CrossValidatePerturbed(rows, extra, k, opts, debugging, 0)
+}
+
+// CrossValidatePerturbed is CrossValidate with each fold's training set perturbed by
+// dropGroups(seed): one cross-validation's figures move with which messages happen to be in
+// training, so a comparison pairs two option sets over several seeds (Compare). Seed 0 drops
+// nothing: it is CrossValidate.
+func CrossValidatePerturbed(rows, extra []Example, k int, opts classify.Options, debugging func(string) float64, seed uint64) (Report, [][]Span, error) {
 	strata := make([]string, len(rows))
 	groups := make([]string, len(rows))
 	for i, ex := range rows {
@@ -318,7 +328,7 @@ func CrossValidate(rows, extra []Example, k int, opts classify.Options, debuggin
 				tr = append(tr, ex)
 			}
 		}
-		m, err := Train(tr, opts, debugging)
+		m, err := Train(dropGroups(tr, seed, f), opts, debugging)
 		if err != nil {
 			return Report{}, nil, err
 		}
@@ -328,9 +338,45 @@ func CrossValidate(rows, extra []Example, k int, opts classify.Options, debuggin
 			}
 		}
 	}
-	r := newReport()
-	for i, ex := range rows {
-		r.add(ex, spans[i])
+	return evaluateSpans(rows, spans), spans, nil
+}
+
+// dropShare is the share of a training set dropGroups leaves out: 5%, the size of perturbation
+// under which the detector's decisions were shown to move (cmd/ragd-train -task
+// invariant-stability).
+const dropShare = 0.05
+
+// dropGroups returns tr without whole groups (group), drawn in an order from seed and fold until
+// at least ceil(dropShare) of its messages are gone: a conversation's turns leave together, as
+// cross-validation keeps them together. Seed 0 returns tr as it is.
+func dropGroups(tr []Example, seed uint64, fold int) []Example {
+	if seed == 0 {
+		return tr
 	}
-	return r, spans, nil
+	var order []string
+	size := map[string]int{}
+	for _, ex := range tr {
+		g := group(ex)
+		if size[g] == 0 {
+			order = append(order, g)
+		}
+		size[g]++
+	}
+	want := int(math.Ceil(dropShare * float64(len(tr))))
+	drop := map[string]bool{}
+	n := 0
+	for _, j := range rand.New(rand.NewPCG(seed, uint64(fold))).Perm(len(order)) {
+		if n >= want {
+			break
+		}
+		drop[order[j]] = true
+		n += size[order[j]]
+	}
+	out := make([]Example, 0, len(tr)-n)
+	for _, ex := range tr {
+		if !drop[group(ex)] {
+			out = append(out, ex)
+		}
+	}
+	return out
 }

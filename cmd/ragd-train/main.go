@@ -7,6 +7,7 @@
 //	go run ./cmd/ragd-train -task invariant-debugging -data ../shared/data/labels -out invariant/model_debugging.json
 //	go run ./cmd/ragd-train -task invariant -data ../shared/data/labels -out invariant
 //	go run ./cmd/ragd-train -task invariant-stability -data ../shared/data/labels -seeds 1,2,3,4
+//	go run ./cmd/ragd-train -task invariant-compare -data ../shared/data/labels -options '{"l2":0.003}' -k 10
 //
 // The invariant models read their own mode model's P(DEBUGGING) (invariant.Debugging, options
 // pinned in package invariant, not the shipped mode model's), so they are retrained after it, in
@@ -21,6 +22,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -29,6 +31,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/ragd/ragd/classify"
 	"github.com/ragd/ragd/intent"
@@ -37,11 +40,13 @@ import (
 )
 
 func main() {
-	task := flag.String("task", "", "what to train: intent, mode, invariant-debugging (the invariant detector's own P(DEBUGGING) model) or invariant; or intent-data, to generate intent rows from the conversations beside -data into -out; or invariant-stability, to count the invariant decisions that change when a few training messages are left out")
+	task := flag.String("task", "", "what to train: intent, mode, invariant-debugging (the invariant detector's own P(DEBUGGING) model) or invariant; or intent-data, to generate intent rows from the conversations beside -data into -out; or invariant-stability, to count the invariant decisions that change when a few training messages are left out; or invariant-compare, to judge -options against the shipped options over -k perturbations of training")
 	data := flag.String("data", "../shared/data/labels", "directory of the labelled JSON Lines files")
 	out := flag.String("out", "", "where to write the model (JSON); empty to only report")
 	folds := flag.Int("folds", 5, "cross-validation folds")
 	seeds := flag.String("seeds", "1,2,3,4", "with -task invariant-stability, the seeds of the orders messages are left out in (one count each, and their sum)")
+	options := flag.String("options", "{}", "with -task invariant-compare, the candidate's training options: JSON merged over the shipped ones (invariant.TrainOptions)")
+	perturbations := flag.Int("k", 10, "with -task invariant-compare, how many perturbations of training (seeds 1..k, each fold's training without 5% of its messages) the candidate and the shipped options are paired over")
 	dev := flag.Bool("dev", false, "with -task mode, also score modes_dev.jsonl with the final model (for the final check only: never while choosing features or hyperparameters)")
 	flag.Parse()
 	if *dev && *task != "mode" {
@@ -61,6 +66,8 @@ func main() {
 		err = trainInvariant(os.Stdout, *data, *out, *folds)
 	case "invariant-stability":
 		err = invariantStability(os.Stdout, *data, *seeds)
+	case "invariant-compare":
+		err = invariantCompare(os.Stdout, os.Stderr, *data, *options, *perturbations, *folds)
 	case "intent-data":
 		if *out == "" {
 			err = fmt.Errorf("-task intent-data needs -out, the JSON Lines file to write")
@@ -68,7 +75,7 @@ func main() {
 		}
 		err = generateIntentRows(os.Stdout, filepath.Dir(filepath.Clean(*data)), *out, defaultIntentSources)
 	default:
-		err = fmt.Errorf("-task must be intent, mode, invariant-debugging, invariant, intent-data or invariant-stability, not %q", *task)
+		err = fmt.Errorf("-task must be intent, mode, invariant-debugging, invariant, intent-data, invariant-stability or invariant-compare, not %q", *task)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ragd-train:", err)
@@ -303,6 +310,74 @@ func invariantStability(w io.Writer, data, seeds string) error {
 	}
 	fmt.Fprintf(w, "sum over the seeds: %d clauses, %d messages\n", sum.Flips, sum.Messages)
 	return nil
+}
+
+// invariantCompare prints the shipped options (B) and the candidate (options merged over them)
+// paired over k perturbations of training (invariant.Compare): per metric the K-means of both,
+// the mean difference with the per-k differences, and the paired bootstrap interval of the
+// typed micro-F1 difference.
+func invariantCompare(w, progress io.Writer, data, options string, k, folds int) error {
+	if k < 1 {
+		return fmt.Errorf("-k must be at least 1, not %d", k)
+	}
+	base := invariant.TrainOptions()
+	cand, err := mergeOptions(base, options)
+	if err != nil {
+		return err
+	}
+	d, err := invariant.LoadData(data, "invariant")
+	if err != nil {
+		return err
+	}
+	opts, err := json.Marshal(cand)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "invariant compare: candidate C (%s) against the shipped options B, paired over %d perturbations of training\n", opts, k)
+	fmt.Fprintf(w, "(seeds 1..%d: each fold's training set without whole conversations, at least 5%% of its messages, the same for B and C);\n", k)
+	fmt.Fprintf(w, "%d-fold grouped cross-validations: 619 = %d rows scored (%d extra rows train only), 913all = all %d rows in folds, extra = its %d extra rows\n\n",
+		folds, len(d.Rows), len(d.Extra), len(d.Rows)+len(d.Extra), len(d.Extra))
+	c, err := invariant.Compare(d, base, cand, k, folds, func(done int) {
+		fmt.Fprintf(progress, "invariant compare: perturbation %d of %d done\n", done, k)
+	})
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "metric\tB mean\tC mean\tC - B\tper k\t")
+	for m, metric := range invariant.Metrics {
+		val, diff := "%.4f", "%+.4f"
+		if metric.Count {
+			val, diff = "%.1f", "%+.1f"
+		}
+		var perK []string
+		for _, x := range c.Diffs(m) {
+			perK = append(perK, strings.TrimSuffix(fmt.Sprintf(diff, x), ".0"))
+		}
+		fmt.Fprintf(tw, "%s\t"+val+"\t"+val+"\t"+diff+"\t%s\t\n", metric.Name, c.Mean(c.Base, m), c.Mean(c.Cand, m),
+			c.Mean(c.Cand, m)-c.Mean(c.Base, m), strings.Join(perK, " "))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	micro := slices.IndexFunc(invariant.Metrics, func(m invariant.Metric) bool { return m.Name == "typed micro-F1 913all" })
+	_, err = fmt.Fprintf(w, "\ntyped micro-F1 913all, C - B: %+.4f, 95%% paired bootstrap interval [%+.4f, %+.4f] (2000 resamples of the %d messages, each the mean over k)\n",
+		c.Mean(c.Cand, micro)-c.Mean(c.Base, micro), c.MicroF1Diff.Lo, c.MicroF1Diff.Hi, len(d.Rows)+len(d.Extra))
+	return err
+}
+
+// mergeOptions returns base with the JSON object options merged over it; a field classify.Options
+// does not have is an error, so a misspelt option cannot silently compare B with itself.
+func mergeOptions(base classify.Options, options string) (classify.Options, error) {
+	dec := json.NewDecoder(strings.NewReader(options))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&base); err != nil {
+		return classify.Options{}, fmt.Errorf("-options: %w", err)
+	}
+	if dec.More() {
+		return classify.Options{}, fmt.Errorf("-options: more than one JSON value")
+	}
+	return base, nil
 }
 
 func packageDir(dir, out, pkg string) string {

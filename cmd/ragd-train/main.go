@@ -49,8 +49,10 @@ func main() {
 	perturbations := flag.Int("k", 10, "with -task invariant-compare, how many perturbations of training (seeds 1..k, each fold's training without 5% of its messages) the candidate and the shipped options are paired over")
 	dev := flag.Bool("dev", false, "with -task mode, also score modes_dev.jsonl with the final model (for the final check only: never while choosing features or hyperparameters)")
 	flag.Parse()
-	if *dev && *task != "mode" {
-		fmt.Fprintln(os.Stderr, "ragd-train: -dev applies only to -task mode")
+	var set []string
+	flag.Visit(func(f *flag.Flag) { set = append(set, f.Name) })
+	if err := checkFlags(*task, set); err != nil {
+		fmt.Fprintln(os.Stderr, "ragd-train:", err)
 		os.Exit(2)
 	}
 
@@ -81,6 +83,28 @@ func main() {
 		fmt.Fprintln(os.Stderr, "ragd-train:", err)
 		os.Exit(1)
 	}
+}
+
+// flagTasks names, for each flag that only some tasks read, those tasks: a flag set for a task
+// that ignores it would look as if it had been applied.
+var flagTasks = map[string][]string{
+	"out":     {"intent", "mode", "invariant-debugging", "invariant", "intent-data"},
+	"folds":   {"intent", "mode", "invariant", "invariant-compare"},
+	"seeds":   {"invariant-stability"},
+	"options": {"invariant-compare"},
+	"k":       {"invariant-compare"},
+	"dev":     {"mode"},
+}
+
+// checkFlags reports a flag of set (the flags given on the command line) that task does not read.
+func checkFlags(task string, set []string) error {
+	for _, name := range set {
+		tasks, ok := flagTasks[name]
+		if ok && !slices.Contains(tasks, task) {
+			return fmt.Errorf("-%s applies only to -task %s", name, strings.Join(tasks, ", "))
+		}
+	}
+	return nil
 }
 
 // trainIntent reports grouped cross-validation of the intent classifier before and after the

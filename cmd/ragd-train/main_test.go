@@ -27,3 +27,31 @@ func TestMergeOptions(t *testing.T) {
 		require.ErrorContains(t, err, "-options", bad)
 	}
 }
+
+// A flag is refused, by name, with a task that would ignore it; the go:generate lines' flags are
+// accepted.
+func TestCheckFlags(t *testing.T) {
+	for _, c := range []struct {
+		task string
+		set  []string
+		bad  string
+	}{
+		{"mode", []string{"task", "data", "out", "folds", "dev"}, ""},
+		{"invariant-debugging", []string{"task", "data", "out"}, ""},
+		{"invariant", []string{"task", "data", "out"}, ""},
+		{"invariant-compare", []string{"task", "options", "k", "folds"}, ""},
+		{"invariant-stability", []string{"task", "seeds"}, ""},
+		{"intent", []string{"task", "dev"}, "-dev applies only to -task mode"},
+		{"invariant", []string{"task", "seeds"}, "-seeds applies only to -task invariant-stability"},
+		{"invariant-stability", []string{"task", "k"}, "-k applies only to -task invariant-compare"},
+		{"invariant-compare", []string{"task", "out"}, "-out applies only to -task intent, mode, invariant-debugging, invariant, intent-data"},
+		{"invariant-debugging", []string{"task", "folds"}, "-folds applies only to"},
+	} {
+		err := checkFlags(c.task, c.set)
+		if c.bad == "" {
+			require.NoError(t, err, c.task)
+		} else {
+			require.ErrorContains(t, err, c.bad, c.task)
+		}
+	}
+}

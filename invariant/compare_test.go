@@ -3,6 +3,9 @@ package invariant
 import (
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -54,14 +57,26 @@ func TestDropGroups(t *testing.T) {
 	require.Greater(t, len(seen), 20, "seeds and folds drop different messages")
 }
 
-// The same options paired over perturbations differ by exactly nothing; options that train
-// different models do not.
+// The same options paired over perturbations differ by exactly nothing, also against a run saved
+// and read back as another tree's would be; options that train different models do not.
 func TestCompare(t *testing.T) {
 	t.Parallel()
 	d := data(t)
 	d.Rows, d.Extra = d.Rows[:90], d.Extra[:30]
 
-	same, err := Compare(d, TrainOptions(), TrainOptions(), 2, 2, nil)
+	base, err := Perturbed(d, TrainOptions(), 2, 2, nil)
+	require.NoError(t, err)
+	require.Len(t, base.Seeds, 2)
+	require.NotEqual(t, base.Seeds[0], base.Seeds[1], "the perturbations train different models")
+	path := filepath.Join(t.TempDir(), "b.json")
+	require.NoError(t, base.Save(path))
+	saved, err := LoadPredictions(path)
+	require.NoError(t, err)
+	require.Equal(t, base, saved, "predictions round-trip")
+
+	again, err := Perturbed(d, TrainOptions(), 2, 2, nil)
+	require.NoError(t, err)
+	same, err := Compare(d, saved, again)
 	require.NoError(t, err)
 	require.Len(t, same.Base, 2)
 	for m := range Metrics {
@@ -69,11 +84,14 @@ func TestCompare(t *testing.T) {
 	}
 	require.Equal(t, 0.0, same.MicroF1Diff.Lo)
 	require.Equal(t, 0.0, same.MicroF1Diff.Hi)
-	require.NotEqual(t, same.Base[0], same.Base[1], "the perturbations train different models")
+	require.NotEqual(t, same.Base[0], same.Base[1])
 
 	cand := TrainOptions()
 	cand.L2 *= 100
-	diff, err := Compare(d, TrainOptions(), cand, 2, 2, nil)
+	c, err := Perturbed(d, cand, 2, 2, nil)
+	require.NoError(t, err)
+	require.Equal(t, cand, c.Options)
+	diff, err := Compare(d, saved, c)
 	require.NoError(t, err)
 	require.Equal(t, same.Base, diff.Base, "the baseline does not depend on the candidate")
 	moved := false
@@ -84,4 +102,52 @@ func TestCompare(t *testing.T) {
 	}
 	require.True(t, moved, "a candidate with 100 times the L2 penalty scores differently")
 	require.LessOrEqual(t, diff.MicroF1Diff.Lo, diff.MicroF1Diff.Hi)
+}
+
+// Predictions pair only with the messages, K and folds they were made of; a detector that reads
+// another P(DEBUGGING) (other mode data) is scored on the same messages and pairs.
+func TestPredictionsMatch(t *testing.T) {
+	t.Parallel()
+	d := data(t)
+	d.Rows, d.Extra = d.Rows[:4], d.Extra[:2]
+	p := Predictions{Version: PredictionsVersion, Rows: ids(d.Rows), Extra: ids(d.Extra), Hash: rowsHash(d), K: 1, Folds: 2,
+		Seeds: []Perturbation{{CV619: make([][]Span, 4), All: make([][]Span, 6)}}}
+	require.NoError(t, p.Match(d, 1, 2))
+	other := d
+	other.Debugging = func(string) float64 { return 1 }
+	require.NoError(t, p.Match(other, 1, 2))
+
+	edited := d
+	edited.Rows = slices.Clone(d.Rows)
+	edited.Rows[1].Text += " Never log the token."
+	relabelled := d
+	relabelled.Extra = slices.Clone(d.Extra)
+	relabelled.Extra[0].Labels = nil
+	added := d
+	added.Extra = append(slices.Clip(d.Extra), d.Rows[0])
+	short := p
+	short.Seeds = []Perturbation{{CV619: make([][]Span, 4), All: make([][]Span, 5)}}
+	for _, c := range []struct {
+		p         Predictions
+		d         Data
+		k, folds  int
+		complaint string
+	}{
+		{p, edited, 1, 2, "other texts, labels or sources"},
+		{p, relabelled, 1, 2, "other texts, labels or sources"},
+		{p, added, 1, 2, "4 rows and 2 extra rows, this data has 4 and 3 (" + d.Rows[0].ID + " is not in them)"},
+		{p, d, 2, 2, "1 perturbations of 2-fold cross-validations, not 2 of 2 folds"},
+		{p, d, 1, 5, "not 1 of 5 folds"},
+		{short, d, 1, 2, "spans of 4 and 5 messages"},
+	} {
+		err := c.p.Match(c.d, c.k, c.folds)
+		require.ErrorIs(t, err, ErrOtherPredictions)
+		require.ErrorContains(t, err, c.complaint)
+	}
+
+	path := filepath.Join(t.TempDir(), "p.json")
+	require.NoError(t, os.WriteFile(path, []byte(`{"version": 2, "rows": 3}`), 0o644))
+	_, err := LoadPredictions(path)
+	require.ErrorIs(t, err, ErrOtherPredictions)
+	require.ErrorContains(t, err, "format version 2, this build reads version 1")
 }

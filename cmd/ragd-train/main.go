@@ -8,6 +8,8 @@
 //	go run ./cmd/ragd-train -task invariant -data ../shared/data/labels -out invariant
 //	go run ./cmd/ragd-train -task invariant-stability -data ../shared/data/labels -seeds 1,2,3,4
 //	go run ./cmd/ragd-train -task invariant-compare -data ../shared/data/labels -options '{"l2":0.003}' -k 10
+//	go run ./cmd/ragd-train -task invariant-perturbed -data ../shared/data/labels -k 10 -out /tmp/b.json
+//	go run ./cmd/ragd-train -task invariant-compare -data ../shared/data/labels -against /tmp/b.json -k 10
 //
 // The invariant models read their own mode model's P(DEBUGGING) (invariant.Debugging, options
 // pinned in package invariant, not the shipped mode model's), so they are retrained after it, in
@@ -40,13 +42,14 @@ import (
 )
 
 func main() {
-	task := flag.String("task", "", "what to train: intent, mode, invariant-debugging (the invariant detector's own P(DEBUGGING) model) or invariant; or intent-data, to generate intent rows from the conversations beside -data into -out; or invariant-stability, to count the invariant decisions that change when a few training messages are left out; or invariant-compare, to judge -options against the shipped options over -k perturbations of training")
+	task := flag.String("task", "", "what to train: intent, mode, invariant-debugging (the invariant detector's own P(DEBUGGING) model) or invariant; or intent-data, to generate intent rows from the conversations beside -data into -out; or invariant-stability, to count the invariant decisions that change when a few training messages are left out; or invariant-perturbed, to write the detector's out-of-fold spans at -k perturbations of training to -out; or invariant-compare, to judge -options against the shipped options (or -against the spans of another tree) over -k perturbations of training")
 	data := flag.String("data", "../shared/data/labels", "directory of the labelled JSON Lines files")
-	out := flag.String("out", "", "where to write the model (JSON); empty to only report")
+	out := flag.String("out", "", "where to write the model (JSON), empty to only report; with -task invariant-perturbed, the predictions")
 	folds := flag.Int("folds", 5, "cross-validation folds")
 	seeds := flag.String("seeds", "1,2,3,4", "with -task invariant-stability, the seeds of the orders messages are left out in (one count each, and their sum)")
-	options := flag.String("options", "{}", "with -task invariant-compare, the candidate's training options: JSON merged over the shipped ones (invariant.TrainOptions)")
-	perturbations := flag.Int("k", 10, "with -task invariant-compare, how many perturbations of training (seeds 1..k, each fold's training without 5% of its messages) the candidate and the shipped options are paired over")
+	options := flag.String("options", "{}", "with -task invariant-compare, the candidate's training options (with -task invariant-perturbed, the detector's): JSON merged over the shipped ones (invariant.TrainOptions)")
+	perturbations := flag.Int("k", 10, "with -task invariant-compare, how many perturbations of training (seeds 1..k, each fold's training without 5% of its messages) the candidate and the baseline are paired over; with -task invariant-perturbed, how many to write")
+	against := flag.String("against", "", "with -task invariant-compare, the baseline's predictions, written by -task invariant-perturbed (possibly in another tree, with other code or mode data), instead of this tree's detector with the shipped options; the invariant rows, -k and -folds must be the same")
 	dev := flag.Bool("dev", false, "with -task mode, also score modes_dev.jsonl with the final model (for the final check only: never while choosing features or hyperparameters)")
 	flag.Parse()
 	var set []string
@@ -68,8 +71,10 @@ func main() {
 		err = trainInvariant(os.Stdout, *data, *out, *folds)
 	case "invariant-stability":
 		err = invariantStability(os.Stdout, *data, *seeds)
+	case "invariant-perturbed":
+		err = invariantPerturbed(os.Stdout, os.Stderr, *data, *options, *perturbations, *folds, *out)
 	case "invariant-compare":
-		err = invariantCompare(os.Stdout, os.Stderr, *data, *options, *perturbations, *folds)
+		err = invariantCompare(os.Stdout, os.Stderr, *data, *options, *against, *perturbations, *folds)
 	case "intent-data":
 		if *out == "" {
 			err = fmt.Errorf("-task intent-data needs -out, the JSON Lines file to write")
@@ -77,7 +82,7 @@ func main() {
 		}
 		err = generateIntentRows(os.Stdout, filepath.Dir(filepath.Clean(*data)), *out, defaultIntentSources)
 	default:
-		err = fmt.Errorf("-task must be intent, mode, invariant-debugging, invariant, intent-data, invariant-stability or invariant-compare, not %q", *task)
+		err = fmt.Errorf("-task must be intent, mode, invariant-debugging, invariant, intent-data, invariant-stability, invariant-perturbed or invariant-compare, not %q", *task)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ragd-train:", err)
@@ -88,11 +93,12 @@ func main() {
 // flagTasks names, for each flag that only some tasks read, those tasks: a flag set for a task
 // that ignores it would look as if it had been applied.
 var flagTasks = map[string][]string{
-	"out":     {"intent", "mode", "invariant-debugging", "invariant", "intent-data"},
-	"folds":   {"intent", "mode", "invariant", "invariant-compare"},
+	"out":     {"intent", "mode", "invariant-debugging", "invariant", "intent-data", "invariant-perturbed"},
+	"folds":   {"intent", "mode", "invariant", "invariant-perturbed", "invariant-compare"},
 	"seeds":   {"invariant-stability"},
-	"options": {"invariant-compare"},
-	"k":       {"invariant-compare"},
+	"options": {"invariant-perturbed", "invariant-compare"},
+	"k":       {"invariant-perturbed", "invariant-compare"},
+	"against": {"invariant-compare"},
 	"dev":     {"mode"},
 }
 
@@ -336,16 +342,17 @@ func invariantStability(w io.Writer, data, seeds string) error {
 	return nil
 }
 
-// invariantCompare prints the shipped options (B) and the candidate (options merged over them)
-// paired over k perturbations of training (invariant.Compare): per metric the K-means of both,
-// the mean difference with the per-k differences, and the paired bootstrap interval of the
-// typed micro-F1 difference.
-func invariantCompare(w, progress io.Writer, data, options string, k, folds int) error {
+// invariantPerturbed writes to out the out-of-fold spans of the detector trained with options
+// (merged over the shipped ones) at k perturbations of training (invariant.Perturbed), for
+// -task invariant-compare -against in another tree.
+func invariantPerturbed(w, progress io.Writer, data, options string, k, folds int, out string) error {
+	if out == "" {
+		return fmt.Errorf("-task invariant-perturbed needs -out, the file to write the predictions to")
+	}
 	if k < 1 {
 		return fmt.Errorf("-k must be at least 1, not %d", k)
 	}
-	base := invariant.TrainOptions()
-	cand, err := mergeOptions(base, options)
+	opts, err := mergeOptions(invariant.TrainOptions(), options)
 	if err != nil {
 		return err
 	}
@@ -353,17 +360,65 @@ func invariantCompare(w, progress io.Writer, data, options string, k, folds int)
 	if err != nil {
 		return err
 	}
-	opts, err := json.Marshal(cand)
+	p, err := invariant.Perturbed(d, opts, k, folds, func(done int) {
+		fmt.Fprintf(progress, "invariant perturbed: perturbation %d of %d done\n", done, k)
+	})
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "invariant compare: candidate C (%s) against the shipped options B, paired over %d perturbations of training\n", opts, k)
+	if err := p.Save(out); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "wrote %s: out-of-fold spans of %d rows and %d extra rows at %d perturbations of %d-fold cross-validations, options %s\n",
+		out, len(d.Rows), len(d.Extra), k, folds, marshal(opts))
+	return err
+}
+
+// invariantCompare prints the baseline B and the candidate C, this tree's detector with options
+// merged over the shipped ones, paired over k perturbations of training (invariant.Compare): per
+// metric the K-means of both, the mean difference with the per-k differences, and the paired
+// bootstrap interval of the typed micro-F1 difference. B is this tree's detector with the
+// shipped options, or, with against, the predictions -task invariant-perturbed wrote in another
+// tree.
+func invariantCompare(w, progress io.Writer, data, options, against string, k, folds int) error {
+	if k < 1 {
+		return fmt.Errorf("-k must be at least 1, not %d", k)
+	}
+	cand, err := mergeOptions(invariant.TrainOptions(), options)
+	if err != nil {
+		return err
+	}
+	d, err := invariant.LoadData(data, "invariant")
+	if err != nil {
+		return err
+	}
+	var base invariant.Predictions
+	b := "the shipped options B"
+	if against != "" {
+		if base, err = loadAgainst(against, d, k, folds); err != nil {
+			return err
+		}
+		b = fmt.Sprintf("B, the predictions of %s (options %s)", against, marshal(base.Options))
+	}
+	fmt.Fprintf(w, "invariant compare: candidate C (%s) against %s, paired over %d perturbations of training\n", marshal(cand), b, k)
 	fmt.Fprintf(w, "(seeds 1..%d: each fold's training set without whole conversations, at least 5%% of its messages, the same for B and C);\n", k)
 	fmt.Fprintf(w, "%d-fold grouped cross-validations: 619 = %d rows scored (%d extra rows train only), 913all = all %d rows in folds, extra = its %d extra rows\n\n",
 		folds, len(d.Rows), len(d.Extra), len(d.Rows)+len(d.Extra), len(d.Extra))
-	c, err := invariant.Compare(d, base, cand, k, folds, func(done int) {
-		fmt.Fprintf(progress, "invariant compare: perturbation %d of %d done\n", done, k)
-	})
+	run := func(name string, opts classify.Options) (invariant.Predictions, error) {
+		return invariant.Perturbed(d, opts, k, folds, func(done int) {
+			fmt.Fprintf(progress, "invariant compare: %s perturbation %d of %d done\n", name, done, k)
+		})
+	}
+	if against == "" {
+		if base, err = run("B", invariant.TrainOptions()); err != nil {
+			return err
+		}
+	}
+	c, err := run("C", cand)
+	if err != nil {
+		return err
+	}
+	res, err := invariant.Compare(d, base, c)
 	if err != nil {
 		return err
 	}
@@ -375,19 +430,43 @@ func invariantCompare(w, progress io.Writer, data, options string, k, folds int)
 			val, diff = "%.1f", "%+.1f"
 		}
 		var perK []string
-		for _, x := range c.Diffs(m) {
+		for _, x := range res.Diffs(m) {
 			perK = append(perK, strings.TrimSuffix(fmt.Sprintf(diff, x), ".0"))
 		}
-		fmt.Fprintf(tw, "%s\t"+val+"\t"+val+"\t"+diff+"\t%s\t\n", metric.Name, c.Mean(c.Base, m), c.Mean(c.Cand, m),
-			c.Mean(c.Cand, m)-c.Mean(c.Base, m), strings.Join(perK, " "))
+		fmt.Fprintf(tw, "%s\t"+val+"\t"+val+"\t"+diff+"\t%s\t\n", metric.Name, res.Mean(res.Base, m), res.Mean(res.Cand, m),
+			res.Mean(res.Cand, m)-res.Mean(res.Base, m), strings.Join(perK, " "))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	micro := slices.IndexFunc(invariant.Metrics, func(m invariant.Metric) bool { return m.Name == "typed micro-F1 913all" })
 	_, err = fmt.Fprintf(w, "\ntyped micro-F1 913all, C - B: %+.4f, 95%% paired bootstrap interval [%+.4f, %+.4f] (2000 resamples of the %d messages, each the mean over k)\n",
-		c.Mean(c.Cand, micro)-c.Mean(c.Base, micro), c.MicroF1Diff.Lo, c.MicroF1Diff.Hi, len(d.Rows)+len(d.Extra))
+		res.Mean(res.Cand, micro)-res.Mean(res.Base, micro), res.MicroF1Diff.Lo, res.MicroF1Diff.Hi, len(d.Rows)+len(d.Extra))
 	return err
+}
+
+// loadAgainst reads the baseline's predictions of -against and checks that they pair with d at
+// k perturbations of folds folds: other invariant rows, K or folds are an error naming the flag.
+// Other mode data or models are not: they change the detector, not the messages it is scored on.
+func loadAgainst(path string, d invariant.Data, k, folds int) (invariant.Predictions, error) {
+	p, err := invariant.LoadPredictions(path)
+	if err == nil {
+		err = p.Match(d, k, folds)
+	}
+	if err != nil {
+		return invariant.Predictions{}, fmt.Errorf("-against %s: %w", path, err)
+	}
+	return p, nil
+}
+
+// marshal is opts as the JSON that -options takes.
+func marshal(opts classify.Options) string {
+	b, err := json.Marshal(opts)
+	if err != nil {
+		// classify.Options holds numbers and booleans only.
+		panic(err)
+	}
+	return string(b)
 }
 
 // mergeOptions returns base with the JSON object options merged over it; a field classify.Options

@@ -307,7 +307,9 @@ func TestCrossValidateWith(t *testing.T) {
 	ex := append(toy(), toy()...)
 
 	// Leaving every "food" example out of training leaves it out of every fold model's labels.
-	noFood := func(i int) bool { return ex[i].Label != "food" }
+	noFood := func(_ int, idx []int) []int {
+		return slices.DeleteFunc(idx, func(i int) bool { return ex[i].Label == "food" })
+	}
 	preds, err := CrossValidateWith(ex, 3, toyOptions(), noFood, nil)
 	require.NoError(t, err)
 	for _, p := range preds {

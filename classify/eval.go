@@ -100,21 +100,29 @@ func CrossValidate(examples []Example, k int, opts Options) ([]Prediction, error
 }
 
 // CrossValidateWith is CrossValidate for callers that choose which of the other folds'
-// examples a fold's model trains on (train; nil: all of them), and what a held-out example is
-// predicted from (input; nil: its own Input), such as a serving path that sees less than
-// training does. The folds are CrossValidate's, whatever train and input say.
-func CrossValidateWith(examples []Example, k int, opts Options, train func(i int) bool, input func(i int) Input) ([]Prediction, error) {
+// examples fold f's model trains on (train, given f and the indexes of those examples in order,
+// returns the ones to train on; nil: all of them), and what a held-out example is predicted
+// from (input; nil: its own Input), such as a serving path that sees less than training does.
+// The folds are CrossValidate's, whatever train and input say.
+func CrossValidateWith(examples []Example, k int, opts Options, train func(fold int, idx []int) []int, input func(i int) Input) ([]Prediction, error) {
 	if k < 2 {
 		return nil, fmt.Errorf("classify: cross-validation needs at least 2 folds, got %d", k)
 	}
 	folds := Folds(exampleLabels(examples), exampleGroups(examples), k, opts.Seed)
 	out := make([]Prediction, len(examples))
 	for f := range k {
-		var set []Example
+		var idx []int
 		for i, fi := range folds {
-			if fi != f && (train == nil || train(i)) {
-				set = append(set, examples[i])
+			if fi != f {
+				idx = append(idx, i)
 			}
+		}
+		if train != nil {
+			idx = train(f, idx)
+		}
+		set := make([]Example, len(idx))
+		for j, i := range idx {
+			set[j] = examples[i]
 		}
 		m, err := Train(set, opts)
 		if err != nil {

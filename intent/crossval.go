@@ -19,7 +19,12 @@ const ExtraFile = "data/intent_extra.jsonl"
 // their extra rows too when withExtra is set, so that the same folds score a model with and
 // without the extra data. It returns the out-of-fold predictions of labelled then extra rows.
 func GroupedCV(labelled, extra []Example, withExtra bool, k int, opts classify.Options) ([]classify.Prediction, error) {
-	train := func(i int) bool { return withExtra || i < len(labelled) }
+	train := func(_ int, idx []int) []int {
+		if withExtra {
+			return idx
+		}
+		return slices.DeleteFunc(idx, func(i int) bool { return i >= len(labelled) })
+	}
 	return classify.CrossValidateWith(trainingSet(append(slices.Clip(labelled), extra...)), k, opts, train, nil)
 }
 

@@ -70,32 +70,14 @@ func recall(c Counts) float64 {
 	return r
 }
 
-// Comparison is a candidate detector against the baseline, paired over K perturbations.
+// Comparison is a candidate detector against the baseline, paired over K perturbations: Base
+// and Cand hold the value of each of Metrics per perturbation.
 type Comparison struct {
-	// Base and Cand hold, per perturbation k = 1..K, the value of each of Metrics.
-	Base, Cand [][]float64
+	classify.Runs
 	// MicroF1Diff is the 95% paired bootstrap interval of the mean over k of the typed micro-F1
 	// difference (913all), resampling messages: each resample scores every k's spans of the
 	// same drawn messages.
 	MicroF1Diff classify.Interval
-}
-
-// Mean is the mean over k of metric m of runs (Base or Cand).
-func (c Comparison) Mean(runs [][]float64, m int) float64 {
-	s := 0.0
-	for _, v := range runs {
-		s += v[m]
-	}
-	return s / float64(len(runs))
-}
-
-// Diffs are the per-k differences Cand - Base of metric m.
-func (c Comparison) Diffs(m int) []float64 {
-	out := make([]float64, len(c.Base))
-	for k := range c.Base {
-		out[k] = c.Cand[k][m] - c.Base[k][m]
-	}
-	return out
 }
 
 // PredictionsVersion is the format of a Predictions file; LoadPredictions refuses another.

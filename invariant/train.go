@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -346,37 +344,8 @@ func CrossValidatePerturbed(rows, extra []Example, k int, opts classify.Options,
 // invariant-stability).
 const dropShare = 0.05
 
-// dropGroups returns tr without whole groups (group), drawn in an order from seed and fold until
-// at least ceil(dropShare) of its messages are gone: a conversation's turns leave together, as
-// cross-validation keeps them together. Seed 0 returns tr as it is.
+// dropGroups returns tr without whole groups (group), at least ceil(dropShare) of its messages,
+// drawn by seed and fold (classify.DropGroups). Seed 0 returns tr as it is.
 func dropGroups(tr []Example, seed uint64, fold int) []Example {
-	if seed == 0 {
-		return tr
-	}
-	var order []string
-	size := map[string]int{}
-	for _, ex := range tr {
-		g := group(ex)
-		if size[g] == 0 {
-			order = append(order, g)
-		}
-		size[g]++
-	}
-	want := int(math.Ceil(dropShare * float64(len(tr))))
-	drop := map[string]bool{}
-	n := 0
-	for _, j := range rand.New(rand.NewPCG(seed, uint64(fold))).Perm(len(order)) {
-		if n >= want {
-			break
-		}
-		drop[order[j]] = true
-		n += size[order[j]]
-	}
-	out := make([]Example, 0, len(tr)-n)
-	for _, ex := range tr {
-		if !drop[group(ex)] {
-			out = append(out, ex)
-		}
-	}
-	return out
+	return classify.DropGroups(tr, group, dropShare, seed, fold)
 }

@@ -10,6 +10,7 @@
 //	go run ./cmd/ragd-train -task invariant-compare -data ../shared/data/labels -options '{"l2":0.003}' -k 10
 //	go run ./cmd/ragd-train -task invariant-perturbed -data ../shared/data/labels -k 10 -out /tmp/b.json
 //	go run ./cmd/ragd-train -task invariant-compare -data ../shared/data/labels -against /tmp/b.json -k 10
+//	go run ./cmd/ragd-train -task mode-compare -data ../shared/data/labels -options '{"l2":0.0003}' -k 10
 //
 // The invariant models read their own mode model's P(DEBUGGING) (invariant.Debugging, options
 // pinned in package invariant, not the shipped mode model's), so they are retrained after it, in
@@ -42,13 +43,13 @@ import (
 )
 
 func main() {
-	task := flag.String("task", "", "what to train: intent, mode, invariant-debugging (the invariant detector's own P(DEBUGGING) model) or invariant; or intent-data, to generate intent rows from the conversations beside -data into -out; or invariant-stability, to count the invariant decisions that change when a few training messages are left out; or invariant-perturbed, to write the detector's out-of-fold spans at -k perturbations of training to -out; or invariant-compare, to judge -options against the shipped options (or -against the spans of another tree) over -k perturbations of training")
+	task := flag.String("task", "", "what to train: intent, mode, invariant-debugging (the invariant detector's own P(DEBUGGING) model) or invariant; or intent-data, to generate intent rows from the conversations beside -data into -out; or invariant-stability, to count the invariant decisions that change when a few training messages are left out; or invariant-perturbed, to write the detector's out-of-fold spans at -k perturbations of training to -out; or invariant-compare, to judge -options against the shipped options (or -against the spans of another tree) over -k perturbations of training; or mode-compare, the same for the mode model's -options")
 	data := flag.String("data", "../shared/data/labels", "directory of the labelled JSON Lines files")
 	out := flag.String("out", "", "where to write the model (JSON), empty to only report; with -task invariant-perturbed, the predictions")
 	folds := flag.Int("folds", 5, "cross-validation folds")
 	seeds := flag.String("seeds", "1,2,3,4", "with -task invariant-stability, the seeds of the orders messages are left out in (one count each, and their sum)")
-	options := flag.String("options", "{}", "with -task invariant-compare, the candidate's training options (with -task invariant-perturbed, the detector's): JSON merged over the shipped ones (invariant.TrainOptions)")
-	perturbations := flag.Int("k", 10, "with -task invariant-compare, how many perturbations of training (seeds 1..k, each fold's training without 5% of its messages) the candidate and the baseline are paired over; with -task invariant-perturbed, how many to write")
+	options := flag.String("options", "{}", "with -task invariant-compare or mode-compare, the candidate's training options (with -task invariant-perturbed, the detector's): JSON merged over the shipped ones (invariant.TrainOptions, mode.TrainOptions)")
+	perturbations := flag.Int("k", 10, "with -task invariant-compare or mode-compare, how many perturbations of training (seeds 1..k, each fold's training without 5% of its messages) the candidate and the baseline are paired over; with -task invariant-perturbed, how many to write")
 	against := flag.String("against", "", "with -task invariant-compare, the baseline's predictions, written by -task invariant-perturbed (possibly in another tree, with other code or mode data), instead of this tree's detector with the shipped options; the invariant rows, -k and -folds must be the same")
 	dev := flag.Bool("dev", false, "with -task mode, also score modes_dev.jsonl with the final model (for the final check only: never while choosing features or hyperparameters)")
 	flag.Parse()
@@ -75,6 +76,8 @@ func main() {
 		err = invariantPerturbed(os.Stdout, os.Stderr, *data, *options, *perturbations, *folds, *out)
 	case "invariant-compare":
 		err = invariantCompare(os.Stdout, os.Stderr, *data, *options, *against, *perturbations, *folds)
+	case "mode-compare":
+		err = modeCompare(os.Stdout, os.Stderr, *data, *options, *perturbations, *folds)
 	case "intent-data":
 		if *out == "" {
 			err = fmt.Errorf("-task intent-data needs -out, the JSON Lines file to write")
@@ -82,7 +85,7 @@ func main() {
 		}
 		err = generateIntentRows(os.Stdout, filepath.Dir(filepath.Clean(*data)), *out, defaultIntentSources)
 	default:
-		err = fmt.Errorf("-task must be intent, mode, invariant-debugging, invariant, intent-data, invariant-stability, invariant-perturbed or invariant-compare, not %q", *task)
+		err = fmt.Errorf("-task must be intent, mode, invariant-debugging, invariant, intent-data, invariant-stability, invariant-perturbed, invariant-compare or mode-compare, not %q", *task)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ragd-train:", err)
@@ -94,10 +97,10 @@ func main() {
 // that ignores it would look as if it had been applied.
 var flagTasks = map[string][]string{
 	"out":     {"intent", "mode", "invariant-debugging", "invariant", "intent-data", "invariant-perturbed"},
-	"folds":   {"intent", "mode", "invariant", "invariant-perturbed", "invariant-compare"},
+	"folds":   {"intent", "mode", "invariant", "invariant-perturbed", "invariant-compare", "mode-compare"},
 	"seeds":   {"invariant-stability"},
-	"options": {"invariant-perturbed", "invariant-compare"},
-	"k":       {"invariant-perturbed", "invariant-compare"},
+	"options": {"invariant-perturbed", "invariant-compare", "mode-compare"},
+	"k":       {"invariant-perturbed", "invariant-compare", "mode-compare"},
 	"against": {"invariant-compare"},
 	"dev":     {"mode"},
 }
@@ -422,26 +425,81 @@ func invariantCompare(w, progress io.Writer, data, options, against string, k, f
 	if err != nil {
 		return err
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "metric\tB mean\tC mean\tC - B\tper k\t")
+	names, counts := make([]string, len(invariant.Metrics)), make([]bool, len(invariant.Metrics))
 	for m, metric := range invariant.Metrics {
-		val, diff := "%.4f", "%+.4f"
-		if metric.Count {
-			val, diff = "%.1f", "%+.1f"
-		}
-		var perK []string
-		for _, x := range res.Diffs(m) {
-			perK = append(perK, strings.TrimSuffix(fmt.Sprintf(diff, x), ".0"))
-		}
-		fmt.Fprintf(tw, "%s\t"+val+"\t"+val+"\t"+diff+"\t%s\t\n", metric.Name, res.Mean(res.Base, m), res.Mean(res.Cand, m),
-			res.Mean(res.Cand, m)-res.Mean(res.Base, m), strings.Join(perK, " "))
+		names[m], counts[m] = metric.Name, metric.Count
 	}
-	if err := tw.Flush(); err != nil {
+	if err := writeRuns(w, res.Runs, names, counts); err != nil {
 		return err
 	}
 	micro := slices.IndexFunc(invariant.Metrics, func(m invariant.Metric) bool { return m.Name == "typed micro-F1 913all" })
 	_, err = fmt.Fprintf(w, "\ntyped micro-F1 913all, C - B: %+.4f, 95%% paired bootstrap interval [%+.4f, %+.4f] (2000 resamples of the %d messages, each the mean over k)\n",
 		res.Mean(res.Cand, micro)-res.Mean(res.Base, micro), res.MicroF1Diff.Lo, res.MicroF1Diff.Hi, len(d.Rows)+len(d.Extra))
+	return err
+}
+
+// writeRuns prints, per metric (names; counts are printed with one decimal, ratios with four),
+// B's and C's means over k, the mean difference and the per-k differences.
+func writeRuns(w io.Writer, r classify.Runs, names []string, counts []bool) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "metric\tB mean\tC mean\tC - B\tper k\t")
+	for m, name := range names {
+		val, diff := "%.4f", "%+.4f"
+		if counts[m] {
+			val, diff = "%.1f", "%+.1f"
+		}
+		var perK []string
+		for _, x := range r.Diffs(m) {
+			perK = append(perK, strings.TrimSuffix(fmt.Sprintf(diff, x), ".0"))
+		}
+		fmt.Fprintf(tw, "%s\t"+val+"\t"+val+"\t"+diff+"\t%s\t\n", name, r.Mean(r.Base, m), r.Mean(r.Cand, m),
+			r.Mean(r.Cand, m)-r.Mean(r.Base, m), strings.Join(perK, " "))
+	}
+	return tw.Flush()
+}
+
+// modeCompare prints the shipped mode options (B) and the candidate (options merged over them)
+// paired over k perturbations of training (mode.Compare): per metric the K-means of both, the
+// mean difference with the per-k differences, and the paired bootstrap interval of the raw
+// macro-F1 difference.
+func modeCompare(w, progress io.Writer, data, options string, k, folds int) error {
+	if k < 1 {
+		return fmt.Errorf("-k must be at least 1, not %d", k)
+	}
+	base := mode.TrainOptions()
+	cand, err := mergeOptions(base, options)
+	if err != nil {
+		return err
+	}
+	train, err := mode.LoadExamples(filepath.Join(data, "modes_train.jsonl"))
+	if err != nil {
+		return err
+	}
+	extra, err := mode.LoadExamples(filepath.Join("mode", "data", "modes_extra.jsonl"))
+	if err != nil {
+		return err
+	}
+	cfg := mode.DefaultConfig()
+	fmt.Fprintf(w, "mode compare: candidate C (%s) against the shipped options B, paired over %d perturbations of training\n", marshal(cand), k)
+	fmt.Fprintf(w, "(seeds 1..%d: each fold's training set without whole groups, at least 5%% of its rows, the same for B and C);\n", k)
+	fmt.Fprintf(w, "grouped %d-fold cross-validations on modes_train.jsonl (%d rows; %d extra rows in training folds only); thresholded: confidence < %.2f counts as GENERAL\n\n",
+		folds, len(train), len(extra), cfg.Threshold)
+	c, err := mode.Compare(train, extra, base, cand, k, folds, cfg, func(run string, done int) {
+		fmt.Fprintf(progress, "mode compare: %s perturbation %d of %d done\n", run, done, k)
+	})
+	if err != nil {
+		return err
+	}
+	names := make([]string, len(mode.Metrics))
+	for m, metric := range mode.Metrics {
+		names[m] = metric.Name
+	}
+	if err := writeRuns(w, c.Runs, names, make([]bool, len(names))); err != nil {
+		return err
+	}
+	macro := slices.IndexFunc(mode.Metrics, func(m mode.Metric) bool { return m.Name == "raw macro-F1" })
+	_, err = fmt.Fprintf(w, "\nraw macro-F1, C - B: %+.4f, 95%% paired bootstrap interval [%+.4f, %+.4f] (2000 resamples of the %d turns, each the mean over k)\n",
+		c.Mean(c.Cand, macro)-c.Mean(c.Base, macro), c.MacroF1Diff.Lo, c.MacroF1Diff.Hi, len(train))
 	return err
 }
 

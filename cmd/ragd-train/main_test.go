@@ -44,13 +44,16 @@ func TestCheckFlags(t *testing.T) {
 		{"invariant-compare", []string{"task", "options", "k", "folds"}, ""},
 		{"invariant-compare", []string{"task", "against", "options", "k", "folds"}, ""},
 		{"invariant-perturbed", []string{"task", "options", "k", "folds", "out"}, ""},
+		{"mode-compare", []string{"task", "data", "options", "k", "folds"}, ""},
+		{"mode-compare", []string{"task", "against"}, "-against applies only to -task invariant-compare"},
+		{"mode-compare", []string{"task", "out"}, "-out applies only to"},
 		{"invariant-perturbed", []string{"task", "against", "out"}, "-against applies only to -task invariant-compare"},
 		{"invariant-stability", []string{"task", "seeds"}, ""},
 		{"intent", []string{"task", "dev"}, "-dev applies only to -task mode"},
 		{"invariant", []string{"task", "seeds"}, "-seeds applies only to -task invariant-stability"},
-		{"invariant-stability", []string{"task", "k"}, "-k applies only to -task invariant-perturbed, invariant-compare"},
+		{"invariant-stability", []string{"task", "k"}, "-k applies only to -task invariant-perturbed, invariant-compare, mode-compare"},
 		{"invariant-compare", []string{"task", "out"}, "-out applies only to -task intent, mode, invariant-debugging, invariant, intent-data, invariant-perturbed"},
-		{"invariant-stability", []string{"task", "options"}, "-options applies only to -task invariant-perturbed, invariant-compare"},
+		{"invariant-stability", []string{"task", "options"}, "-options applies only to -task invariant-perturbed, invariant-compare, mode-compare"},
 		{"invariant-debugging", []string{"task", "folds"}, "-folds applies only to"},
 	} {
 		err := checkFlags(c.task, c.set)

@@ -1,0 +1,95 @@
+package mode
+
+import (
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ragd/ragd/classify"
+)
+
+// Seed 0 is CrossValidate; other seeds train the fold models without different rows, the same
+// ones for the same seed.
+func TestCrossValidatePerturbed(t *testing.T) {
+	t.Parallel()
+	rows, extra := compareRows(t)
+	opts := cheapOptions()
+	want, err := CrossValidate(rows, extra, 3, opts)
+	require.NoError(t, err)
+	got, err := CrossValidatePerturbed(rows, extra, 3, opts, 0)
+	require.NoError(t, err)
+	require.Equal(t, want, got, "seed 0 drops nothing")
+
+	one, err := CrossValidatePerturbed(rows, extra, 3, opts, 1)
+	require.NoError(t, err)
+	require.Len(t, one, len(rows))
+	again, err := CrossValidatePerturbed(rows, extra, 3, opts, 1)
+	require.NoError(t, err)
+	require.Equal(t, one, again, "deterministic")
+	two, err := CrossValidatePerturbed(rows, extra, 3, opts, 2)
+	require.NoError(t, err)
+	require.NotEqual(t, want, one, "seed 1 trains on fewer rows")
+	require.NotEqual(t, one, two, "seeds drop different rows")
+}
+
+// The same options paired over perturbations differ by exactly nothing; options that train
+// different models do not. The bootstrap's macro-F1 is the report's.
+func TestCompare(t *testing.T) {
+	t.Parallel()
+	rows, extra := compareRows(t)
+	cfg := DefaultConfig()
+	same, err := Compare(rows, extra, cheapOptions(), cheapOptions(), 2, 3, cfg, nil)
+	require.NoError(t, err)
+	require.Len(t, same.Base, 2)
+	for m := range Metrics {
+		require.Equal(t, []float64{0, 0}, same.Diffs(m), Metrics[m].Name)
+	}
+	require.Equal(t, 0.0, same.MacroF1Diff.Lo)
+	require.Equal(t, 0.0, same.MacroF1Diff.Hi)
+	require.NotEqual(t, same.Base[0], same.Base[1], "the perturbations train different models")
+
+	cand := cheapOptions()
+	cand.L2 *= 100
+	diff, err := Compare(rows, extra, cheapOptions(), cand, 2, 3, cfg, nil)
+	require.NoError(t, err)
+	require.Equal(t, same.Base, diff.Base, "the baseline does not depend on the candidate")
+	moved := false
+	for m := range Metrics {
+		for _, x := range diff.Diffs(m) {
+			moved = moved || x != 0
+		}
+	}
+	require.True(t, moved, "a candidate with 100 times the L2 penalty scores differently")
+	require.LessOrEqual(t, diff.MacroF1Diff.Lo, diff.MacroF1Diff.Hi)
+
+	preds, err := CrossValidatePerturbed(rows, extra, 3, cand, 1)
+	require.NoError(t, err)
+	raw, _, err := EvaluatePredictions(preds, rows, cfg)
+	require.NoError(t, err)
+	gold, pred, all := make([]int, len(rows)), make([]int, len(rows)), make([]int, len(rows))
+	for i := range rows {
+		gold[i], pred[i], all[i] = slices.Index(Modes, rows[i].Mode), slices.Index(Modes, Mode(preds[i].Label)), i
+	}
+	require.InDelta(t, raw.MacroF1, macroF1(gold, pred, all), 1e-12)
+	m := slices.IndexFunc(Metrics, func(m Metric) bool { return m.Name == "raw macro-F1" })
+	require.Equal(t, raw.MacroF1, diff.Cand[0][m])
+}
+
+// compareRows are a few folds' worth of rows and extra rows: enough to train, and cheap.
+func compareRows(t *testing.T) (rows, extra []Example) {
+	t.Helper()
+	rows, err := LoadExamples(filepath.Join(labelsDir(t), "modes_train.jsonl"))
+	require.NoError(t, err)
+	extra, err = LoadExamples(filepath.Join("data", "modes_extra.jsonl"))
+	require.NoError(t, err)
+	return rows[:150], extra[:150]
+}
+
+// cheapOptions are TrainOptions without the calibration's five extra fits per model.
+func cheapOptions() classify.Options {
+	o := TrainOptions()
+	o.CalibrationFolds = 0
+	return o
+}

@@ -1,12 +1,7 @@
 package invariant
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
 	"slices"
 
 	"github.com/ragd/ragd/classify"
@@ -80,32 +75,11 @@ type Comparison struct {
 	MicroF1Diff classify.Interval
 }
 
-// PredictionsVersion is the format of a Predictions file; LoadPredictions refuses another.
-const PredictionsVersion = 1
-
-// ErrOtherPredictions is the error of predictions that cannot be paired with this data's: made
-// from other messages, or at another K or number of folds.
-var ErrOtherPredictions = errors.New("invariant: the predictions are not of this data")
-
 // Predictions are a detector's out-of-fold spans at perturbations 1..K of both cross-validations
-// Compare scores, with what identifies them. Saved (Save), they let a detector trained in another
-// tree (other code, other mode data, another pinned model) be the baseline of a comparison:
-// what pairs two runs is their messages, K and folds, not the code or the models that found
-// the spans.
-type Predictions struct {
-	Version int `json:"version"`
-	// Rows and Extra are the ids of Data.Rows and Data.Extra, in order, and Hash the SHA-256 of
-	// those messages (rowsHash): their texts, labels and sources.
-	Rows  []string `json:"rows"`
-	Extra []string `json:"extra"`
-	Hash  string   `json:"hash"`
-	K     int      `json:"k"`
-	Folds int      `json:"folds"`
-	// Options are the options the detector was trained with.
-	Options classify.Options `json:"options"`
-	// Seeds[k-1] are the spans of perturbation k.
-	Seeds []Perturbation `json:"seeds"`
-}
+// Compare scores (Perturbed), with what identifies them: Rows and Extra are the ids of Data.Rows
+// and Data.Extra. Saved, they let a detector trained in another tree (other code, other mode
+// data, another pinned model) be the baseline of a comparison (LoadPredictions).
+type Predictions = classify.Predictions[Perturbation]
 
 // Perturbation is one perturbation's out-of-fold spans: CV619 of Data.Rows (the extra rows in
 // training only), All of Data.Rows and then Data.Extra (all in folds).
@@ -122,7 +96,7 @@ func Perturbed(d Data, opts classify.Options, k, folds int, progress func(done i
 	if k < 1 {
 		return Predictions{}, fmt.Errorf("invariant: compare needs at least one perturbation, not %d", k)
 	}
-	p := Predictions{Version: PredictionsVersion, Rows: ids(d.Rows), Extra: ids(d.Extra), Hash: rowsHash(d),
+	p := Predictions{Version: classify.PredictionsVersion, Rows: ids(d.Rows), Extra: ids(d.Extra), Hash: rowsHash(d),
 		K: k, Folds: folds, Options: opts}
 	all := append(slices.Clip(d.Rows), d.Extra...)
 	for seed := uint64(1); seed <= uint64(k); seed++ {
@@ -150,95 +124,36 @@ func ids(exs []Example) []string {
 	return out
 }
 
-// rowsHash is the SHA-256 of d's rows and extra rows as JSON, one a line: two runs score the
-// same messages if it is the same. The P(DEBUGGING) model is not in it: a change of mode data
-// changes the detector, not what it is scored on.
-func rowsHash(d Data) string {
-	h := sha256.New()
-	enc := json.NewEncoder(h)
-	for _, exs := range [][]Example{d.Rows, d.Extra} {
-		fmt.Fprintf(h, "%d\n", len(exs))
-		for _, ex := range exs {
-			// An Example always encodes: it holds strings and ints only.
-			_ = enc.Encode(ex)
-		}
-	}
-	return hex.EncodeToString(h.Sum(nil))
-}
+// rowsHash identifies d's rows and extra rows (classify.HashJSON): their texts, labels and
+// sources. The P(DEBUGGING) model is not in it: a change of mode data changes the detector, not
+// what it is scored on.
+func rowsHash(d Data) string { return classify.HashJSON(d.Rows, d.Extra) }
 
-// Match returns nil when p can be paired with predictions of d at k perturbations of folds-fold
-// cross-validations, else an error wrapping ErrOtherPredictions that says what differs.
-func (p Predictions) Match(d Data, k, folds int) error {
-	if !slices.Equal(p.Rows, ids(d.Rows)) || !slices.Equal(p.Extra, ids(d.Extra)) {
-		return fmt.Errorf("%w: they are of %d rows and %d extra rows, this data has %d and %d%s",
-			ErrOtherPredictions, len(p.Rows), len(p.Extra), len(d.Rows), len(d.Extra), firstDiff(p, d))
-	}
-	if p.Hash != rowsHash(d) {
-		return fmt.Errorf("%w: the rows have the same ids but other texts, labels or sources", ErrOtherPredictions)
-	}
-	if p.K != k || p.Folds != folds {
-		return fmt.Errorf("%w: they are of %d perturbations of %d-fold cross-validations, not %d of %d folds",
-			ErrOtherPredictions, p.K, p.Folds, k, folds)
-	}
-	if len(p.Seeds) != p.K {
-		return fmt.Errorf("%w: %d perturbations of spans, not K = %d", ErrOtherPredictions, len(p.Seeds), p.K)
+// match returns nil when p can be paired with predictions of d at k perturbations of
+// folds-fold cross-validations, else an error wrapping classify.ErrOtherPredictions.
+func match(p Predictions, d Data, k, folds int) error {
+	if err := p.Match(ids(d.Rows), ids(d.Extra), rowsHash(d), k, folds); err != nil {
+		return fmt.Errorf("invariant: %w", err)
 	}
 	for _, s := range p.Seeds {
 		if len(s.CV619) != len(d.Rows) || len(s.All) != len(d.Rows)+len(d.Extra) {
-			return fmt.Errorf("%w: a perturbation has spans of %d and %d messages, not %d and %d",
-				ErrOtherPredictions, len(s.CV619), len(s.All), len(d.Rows), len(d.Rows)+len(d.Extra))
+			return fmt.Errorf("invariant: %w: a perturbation has spans of %d and %d messages, not %d and %d",
+				classify.ErrOtherPredictions, len(s.CV619), len(s.All), len(d.Rows), len(d.Rows)+len(d.Extra))
 		}
 	}
 	return nil
 }
 
-// firstDiff names the first row id where p and d differ, for Match's error.
-func firstDiff(p Predictions, d Data) string {
-	theirs, ours := append(slices.Clip(p.Rows), p.Extra...), append(ids(d.Rows), ids(d.Extra)...)
-	for i := range max(len(theirs), len(ours)) {
-		switch {
-		case i >= len(theirs):
-			return fmt.Sprintf(" (%s is not in them)", ours[i])
-		case i >= len(ours):
-			return fmt.Sprintf(" (%s is not in this data)", theirs[i])
-		case theirs[i] != ours[i]:
-			return fmt.Sprintf(" (message %d is %s there, %s here)", i+1, theirs[i], ours[i])
-		}
-	}
-	return ""
-}
-
-// Save writes p as JSON.
-func (p Predictions) Save(path string) error {
-	b, err := json.Marshal(p)
+// LoadPredictions reads predictions that Predictions.Save wrote, refusing another format
+// version and predictions that cannot be paired with d's at k perturbations of folds-fold
+// cross-validations: other rows (ids, texts, labels or sources), K or folds.
+func LoadPredictions(path string, d Data, k, folds int) (Predictions, error) {
+	p, err := classify.LoadPredictions[Perturbation](path)
 	if err != nil {
-		return fmt.Errorf("invariant: %w", err)
+		return Predictions{}, err
 	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("invariant: %w", err)
-	}
-	return nil
-}
-
-// LoadPredictions reads predictions that Save wrote, refusing another format version.
-func LoadPredictions(path string) (Predictions, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return Predictions{}, fmt.Errorf("invariant: %w", err)
-	}
-	var v struct {
-		Version int `json:"version"`
-	}
-	if err := json.Unmarshal(b, &v); err != nil {
-		return Predictions{}, fmt.Errorf("invariant: %s: %w", path, err)
-	}
-	if v.Version != PredictionsVersion {
-		return Predictions{}, fmt.Errorf("%w: %s is of format version %d, this build reads version %d",
-			ErrOtherPredictions, path, v.Version, PredictionsVersion)
-	}
-	var p Predictions
-	if err := json.Unmarshal(b, &p); err != nil {
-		return Predictions{}, fmt.Errorf("invariant: %s: %w", path, err)
+	if err := match(p, d, k, folds); err != nil {
+		return Predictions{}, err
 	}
 	return p, nil
 }
@@ -247,7 +162,7 @@ func LoadPredictions(path string) (Predictions, error) {
 // tree's) at the same K and folds, by Metrics, paired over their perturbations.
 func Compare(d Data, base, cand Predictions) (Comparison, error) {
 	for _, p := range []Predictions{base, cand} {
-		if err := p.Match(d, base.K, base.Folds); err != nil {
+		if err := match(p, d, base.K, base.Folds); err != nil {
 			return Comparison{}, err
 		}
 	}

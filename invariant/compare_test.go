@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ragd/ragd/classify"
 )
 
 // dropGroups leaves out whole conversations, at least 5% of the messages, the same ones for the
@@ -70,7 +72,7 @@ func TestCompare(t *testing.T) {
 	require.NotEqual(t, base.Seeds[0], base.Seeds[1], "the perturbations train different models")
 	path := filepath.Join(t.TempDir(), "b.json")
 	require.NoError(t, base.Save(path))
-	saved, err := LoadPredictions(path)
+	saved, err := LoadPredictions(path, d, 2, 2)
 	require.NoError(t, err)
 	require.Equal(t, base, saved, "predictions round-trip")
 
@@ -110,12 +112,12 @@ func TestPredictionsMatch(t *testing.T) {
 	t.Parallel()
 	d := data(t)
 	d.Rows, d.Extra = d.Rows[:4], d.Extra[:2]
-	p := Predictions{Version: PredictionsVersion, Rows: ids(d.Rows), Extra: ids(d.Extra), Hash: rowsHash(d), K: 1, Folds: 2,
+	p := Predictions{Version: classify.PredictionsVersion, Rows: ids(d.Rows), Extra: ids(d.Extra), Hash: rowsHash(d), K: 1, Folds: 2,
 		Seeds: []Perturbation{{CV619: make([][]Span, 4), All: make([][]Span, 6)}}}
-	require.NoError(t, p.Match(d, 1, 2))
+	require.NoError(t, match(p, d, 1, 2))
 	other := d
 	other.Debugging = func(string) float64 { return 1 }
-	require.NoError(t, p.Match(other, 1, 2))
+	require.NoError(t, match(p, other, 1, 2))
 
 	edited := d
 	edited.Rows = slices.Clone(d.Rows)
@@ -133,21 +135,21 @@ func TestPredictionsMatch(t *testing.T) {
 		k, folds  int
 		complaint string
 	}{
-		{p, edited, 1, 2, "other texts, labels or sources"},
-		{p, relabelled, 1, 2, "other texts, labels or sources"},
+		{p, edited, 1, 2, "the same ids but other contents"},
+		{p, relabelled, 1, 2, "the same ids but other contents"},
 		{p, added, 1, 2, "4 rows and 2 extra rows, this data has 4 and 3 (" + d.Rows[0].ID + " is not in them)"},
 		{p, d, 2, 2, "1 perturbations of 2-fold cross-validations, not 2 of 2 folds"},
 		{p, d, 1, 5, "not 1 of 5 folds"},
 		{short, d, 1, 2, "spans of 4 and 5 messages"},
 	} {
-		err := c.p.Match(c.d, c.k, c.folds)
-		require.ErrorIs(t, err, ErrOtherPredictions)
+		err := match(c.p, c.d, c.k, c.folds)
+		require.ErrorIs(t, err, classify.ErrOtherPredictions)
 		require.ErrorContains(t, err, c.complaint)
 	}
 
 	path := filepath.Join(t.TempDir(), "p.json")
 	require.NoError(t, os.WriteFile(path, []byte(`{"version": 2, "rows": 3}`), 0o644))
-	_, err := LoadPredictions(path)
-	require.ErrorIs(t, err, ErrOtherPredictions)
+	_, err := LoadPredictions(path, d, 1, 2)
+	require.ErrorIs(t, err, classify.ErrOtherPredictions)
 	require.ErrorContains(t, err, "format version 2, this build reads version 1")
 }

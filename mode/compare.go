@@ -8,10 +8,12 @@ import (
 )
 
 // One cross-validation's figures move with which rows happen to train, by about as much as a
-// change of options moves them. Compare therefore pairs two option sets over K perturbations of
+// change of options moves them. Compare therefore pairs two models over K perturbations of
 // training (CrossValidatePerturbed, seeds 1..K, the same dropped rows for both) and reports the
 // mean over k of candidate_k - baseline_k, as the invariant detector's comparison does
-// (invariant.Compare).
+// (invariant.Compare). Each side's predictions come from Perturbed, in this tree or saved in
+// another (Predictions), so the candidate can differ from the baseline in options, extra rows
+// or code.
 
 // dropShare is the share of a fold's training rows CrossValidatePerturbed leaves out: 5%, as
 // the invariant detector's perturbation.
@@ -75,14 +77,84 @@ type Comparison struct {
 	MacroF1Diff classify.Interval
 }
 
-// Compare cross-validates (folds folds, rows scored, extra rows in training folds only) the
-// model trained with base and with cand at perturbations 1..k of training
-// (CrossValidatePerturbed), and scores them by Metrics, the fallback at cfg.Threshold.
-// progress, when not nil, is called after each perturbation of each: "B" or "C" and how many
-// are done.
-func Compare(rows, extra []Example, base, cand classify.Options, k, folds int, cfg Config, progress func(run string, done int)) (Comparison, error) {
+// Predictions are a mode model's out-of-fold predictions of the scored rows at perturbations
+// 1..K of CrossValidatePerturbed (Perturbed), with what identifies them: Rows are the scored
+// rows' ids. Saved, they let a model trained in another tree (other code, other extra rows) be
+// the baseline of a comparison (LoadPredictions).
+type Predictions = classify.Predictions[[]classify.Prediction]
+
+// Perturbed cross-validates (folds folds, rows scored, extra rows in training folds only) the
+// model trained with opts at perturbations 1..k of training (CrossValidatePerturbed) and
+// returns the predictions. progress, when not nil, is called after each perturbation.
+func Perturbed(rows, extra []Example, opts classify.Options, k, folds int, progress func(done int)) (Predictions, error) {
 	if k < 1 {
-		return Comparison{}, fmt.Errorf("mode: compare needs at least one perturbation, not %d", k)
+		return Predictions{}, fmt.Errorf("mode: compare needs at least one perturbation, not %d", k)
+	}
+	p := Predictions{Version: classify.PredictionsVersion, Rows: ids(rows), Hash: classify.HashJSON(rows),
+		K: k, Folds: folds, Options: opts}
+	for seed := uint64(1); seed <= uint64(k); seed++ {
+		preds, err := CrossValidatePerturbed(rows, extra, folds, opts, seed)
+		if err != nil {
+			return Predictions{}, err
+		}
+		p.Seeds = append(p.Seeds, preds)
+		if progress != nil {
+			progress(int(seed))
+		}
+	}
+	return p, nil
+}
+
+func ids(rows []Example) []string {
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = r.ID
+	}
+	return out
+}
+
+// match returns nil when p can be paired with predictions of rows at k perturbations of
+// folds-fold cross-validations, else an error wrapping classify.ErrOtherPredictions. The extra
+// rows are not in it: they only train, so a change of them is a change of the model.
+func match(p Predictions, rows []Example, k, folds int) error {
+	if err := p.Match(ids(rows), nil, classify.HashJSON(rows), k, folds); err != nil {
+		return fmt.Errorf("mode: %w", err)
+	}
+	for _, s := range p.Seeds {
+		if len(s) != len(rows) {
+			return fmt.Errorf("mode: %w: a perturbation has predictions of %d rows, not %d", classify.ErrOtherPredictions, len(s), len(rows))
+		}
+		for _, pr := range s {
+			if !slices.Contains(Modes, Mode(pr.Label)) || len(pr.Probs) != len(pr.Labels) || !slices.Contains(pr.Labels, pr.Label) {
+				return fmt.Errorf("mode: %w: %q is not a prediction of a mode", classify.ErrOtherPredictions, pr.Label)
+			}
+		}
+	}
+	return nil
+}
+
+// LoadPredictions reads predictions that Predictions.Save wrote, refusing another format
+// version and predictions that cannot be paired with rows' at k perturbations of folds-fold
+// cross-validations: other rows (ids or contents), K or folds.
+func LoadPredictions(path string, rows []Example, k, folds int) (Predictions, error) {
+	p, err := classify.LoadPredictions[[]classify.Prediction](path)
+	if err != nil {
+		return Predictions{}, err
+	}
+	if err := match(p, rows, k, folds); err != nil {
+		return Predictions{}, err
+	}
+	return p, nil
+}
+
+// Compare scores base and cand, predictions of rows (Perturbed, or LoadPredictions of another
+// tree's) at the same K and folds, by Metrics, the fallback at cfg.Threshold, paired over their
+// perturbations.
+func Compare(rows []Example, base, cand Predictions, cfg Config) (Comparison, error) {
+	for _, p := range []Predictions{base, cand} {
+		if err := match(p, rows, base.K, base.Folds); err != nil {
+			return Comparison{}, err
+		}
 	}
 	gold := make([]int, len(rows))
 	for i, r := range rows {
@@ -93,12 +165,8 @@ func Compare(rows, extra []Example, base, cand classify.Options, k, folds int, c
 	var c Comparison
 	// pred[run][k][i] is turn i's raw prediction (an index of Modes) of run 0 (base) or 1 (cand).
 	pred := [2][][]int{}
-	for run, opts := range []classify.Options{base, cand} {
-		for seed := uint64(1); seed <= uint64(k); seed++ {
-			preds, err := CrossValidatePerturbed(rows, extra, folds, opts, seed)
-			if err != nil {
-				return Comparison{}, err
-			}
+	for run, p := range []Predictions{base, cand} {
+		for _, preds := range p.Seeds {
 			raw, thresholded, err := EvaluatePredictions(preds, rows, cfg)
 			if err != nil {
 				return Comparison{}, err
@@ -117,11 +185,9 @@ func Compare(rows, extra []Example, base, cand classify.Options, k, folds int, c
 			} else {
 				c.Cand = append(c.Cand, vals)
 			}
-			if progress != nil {
-				progress([]string{"B", "C"}[run], int(seed))
-			}
 		}
 	}
+	k := base.K
 	c.MacroF1Diff = classify.Bootstrap(len(rows), func(idx []int) float64 {
 		d := 0.0
 		for j := range k {

@@ -34,13 +34,24 @@ func TestCrossValidatePerturbed(t *testing.T) {
 	require.NotEqual(t, one, two, "seeds drop different rows")
 }
 
-// The same options paired over perturbations differ by exactly nothing; options that train
-// different models do not. The bootstrap's macro-F1 is the report's.
+// The same options paired over perturbations differ by exactly nothing, also against a run saved
+// and read back as another tree's would be; options that train different models do not. The
+// bootstrap's macro-F1 is the report's.
 func TestCompare(t *testing.T) {
 	t.Parallel()
 	rows, extra := compareRows(t)
 	cfg := DefaultConfig()
-	same, err := Compare(rows, extra, cheapOptions(), cheapOptions(), 2, 3, cfg, nil)
+	base, err := Perturbed(rows, extra, cheapOptions(), 2, 3, nil)
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "b.json")
+	require.NoError(t, base.Save(path))
+	saved, err := LoadPredictions(path, rows, 2, 3)
+	require.NoError(t, err)
+	require.Equal(t, base, saved, "predictions round-trip")
+
+	again, err := Perturbed(rows, extra, cheapOptions(), 2, 3, nil)
+	require.NoError(t, err)
+	same, err := Compare(rows, saved, again, cfg)
 	require.NoError(t, err)
 	require.Len(t, same.Base, 2)
 	for m := range Metrics {
@@ -50,9 +61,11 @@ func TestCompare(t *testing.T) {
 	require.Equal(t, 0.0, same.MacroF1Diff.Hi)
 	require.NotEqual(t, same.Base[0], same.Base[1], "the perturbations train different models")
 
-	cand := cheapOptions()
-	cand.L2 *= 100
-	diff, err := Compare(rows, extra, cheapOptions(), cand, 2, 3, cfg, nil)
+	opts := cheapOptions()
+	opts.L2 *= 100
+	cand, err := Perturbed(rows, extra, opts, 2, 3, nil)
+	require.NoError(t, err)
+	diff, err := Compare(rows, saved, cand, cfg)
 	require.NoError(t, err)
 	require.Equal(t, same.Base, diff.Base, "the baseline does not depend on the candidate")
 	moved := false
@@ -64,17 +77,33 @@ func TestCompare(t *testing.T) {
 	require.True(t, moved, "a candidate with 100 times the L2 penalty scores differently")
 	require.LessOrEqual(t, diff.MacroF1Diff.Lo, diff.MacroF1Diff.Hi)
 
-	preds, err := CrossValidatePerturbed(rows, extra, 3, cand, 1)
-	require.NoError(t, err)
-	raw, _, err := EvaluatePredictions(preds, rows, cfg)
+	raw, _, err := EvaluatePredictions(cand.Seeds[0], rows, cfg)
 	require.NoError(t, err)
 	gold, pred, all := make([]int, len(rows)), make([]int, len(rows)), make([]int, len(rows))
 	for i := range rows {
-		gold[i], pred[i], all[i] = slices.Index(Modes, rows[i].Mode), slices.Index(Modes, Mode(preds[i].Label)), i
+		gold[i], pred[i], all[i] = slices.Index(Modes, rows[i].Mode), slices.Index(Modes, Mode(cand.Seeds[0][i].Label)), i
 	}
 	require.InDelta(t, raw.MacroF1, macroF1(gold, pred, all), 1e-12)
 	m := slices.IndexFunc(Metrics, func(m Metric) bool { return m.Name == "raw macro-F1" })
 	require.Equal(t, raw.MacroF1, diff.Cand[0][m])
+
+	// Predictions pair only with the rows, K and folds they were made of.
+	edited := slices.Clone(rows)
+	edited[3].Text += " thanks"
+	for _, c := range []struct {
+		rows      []Example
+		k, folds  int
+		complaint string
+	}{
+		{edited, 2, 3, "the same ids but other contents"},
+		{rows[1:], 2, 3, "they are of 150 rows and 0 extra rows, this data has 149 and 0"},
+		{rows, 3, 3, "2 perturbations of 3-fold cross-validations, not 3 of 3 folds"},
+		{rows, 2, 5, "not 2 of 5 folds"},
+	} {
+		_, err := LoadPredictions(path, c.rows, c.k, c.folds)
+		require.ErrorIs(t, err, classify.ErrOtherPredictions)
+		require.ErrorContains(t, err, c.complaint)
+	}
 }
 
 // compareRows are a few folds' worth of rows and extra rows: enough to train, and cheap.

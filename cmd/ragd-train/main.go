@@ -11,6 +11,8 @@
 //	go run ./cmd/ragd-train -task invariant-perturbed -data ../shared/data/labels -k 10 -out /tmp/b.json
 //	go run ./cmd/ragd-train -task invariant-compare -data ../shared/data/labels -against /tmp/b.json -k 10
 //	go run ./cmd/ragd-train -task mode-compare -data ../shared/data/labels -options '{"l2":0.0003}' -k 10
+//	go run ./cmd/ragd-train -task mode-perturbed -data ../shared/data/labels -k 10 -out /tmp/m.json
+//	go run ./cmd/ragd-train -task mode-compare -data ../shared/data/labels -against /tmp/m.json -k 10
 //
 // The invariant models read their own mode model's P(DEBUGGING) (invariant.Debugging, options
 // pinned in package invariant, not the shipped mode model's), so they are retrained after it, in
@@ -43,14 +45,14 @@ import (
 )
 
 func main() {
-	task := flag.String("task", "", "what to train: intent, mode, invariant-debugging (the invariant detector's own P(DEBUGGING) model) or invariant; or intent-data, to generate intent rows from the conversations beside -data into -out; or invariant-stability, to count the invariant decisions that change when a few training messages are left out; or invariant-perturbed, to write the detector's out-of-fold spans at -k perturbations of training to -out; or invariant-compare, to judge -options against the shipped options (or -against the spans of another tree) over -k perturbations of training; or mode-compare, the same for the mode model's -options")
+	task := flag.String("task", "", "what to train: intent, mode, invariant-debugging (the invariant detector's own P(DEBUGGING) model) or invariant; or intent-data, to generate intent rows from the conversations beside -data into -out; or invariant-stability, to count the invariant decisions that change when a few training messages are left out; or invariant-perturbed, to write the detector's out-of-fold spans at -k perturbations of training to -out; or invariant-compare, to judge -options against the shipped options (or -against the spans of another tree) over -k perturbations of training; or mode-perturbed and mode-compare, the same for the mode model")
 	data := flag.String("data", "../shared/data/labels", "directory of the labelled JSON Lines files")
-	out := flag.String("out", "", "where to write the model (JSON), empty to only report; with -task invariant-perturbed, the predictions")
+	out := flag.String("out", "", "where to write the model (JSON), empty to only report; with -task invariant-perturbed or mode-perturbed, the predictions")
 	folds := flag.Int("folds", 5, "cross-validation folds")
 	seeds := flag.String("seeds", "1,2,3,4", "with -task invariant-stability, the seeds of the orders messages are left out in (one count each, and their sum)")
-	options := flag.String("options", "{}", "with -task invariant-compare or mode-compare, the candidate's training options (with -task invariant-perturbed, the detector's): JSON merged over the shipped ones (invariant.TrainOptions, mode.TrainOptions)")
-	perturbations := flag.Int("k", 10, "with -task invariant-compare or mode-compare, how many perturbations of training (seeds 1..k, each fold's training without 5% of its messages) the candidate and the baseline are paired over; with -task invariant-perturbed, how many to write")
-	against := flag.String("against", "", "with -task invariant-compare, the baseline's predictions, written by -task invariant-perturbed (possibly in another tree, with other code or mode data), instead of this tree's detector with the shipped options; the invariant rows, -k and -folds must be the same")
+	options := flag.String("options", "{}", "with -task invariant-compare or mode-compare, the candidate's training options (with -task invariant-perturbed or mode-perturbed, the model's): JSON merged over the shipped ones (invariant.TrainOptions, mode.TrainOptions)")
+	perturbations := flag.Int("k", 10, "with -task invariant-compare or mode-compare, how many perturbations of training (seeds 1..k, each fold's training without 5% of its messages) the candidate and the baseline are paired over; with -task invariant-perturbed or mode-perturbed, how many to write")
+	against := flag.String("against", "", "with -task invariant-compare (mode-compare), the baseline's predictions, written by -task invariant-perturbed (mode-perturbed) possibly in another tree, with other code or data, instead of this tree's model with the shipped options; the scored rows, -k and -folds must be the same")
 	dev := flag.Bool("dev", false, "with -task mode, also score modes_dev.jsonl with the final model (for the final check only: never while choosing features or hyperparameters)")
 	flag.Parse()
 	var set []string
@@ -76,8 +78,10 @@ func main() {
 		err = invariantPerturbed(os.Stdout, os.Stderr, *data, *options, *perturbations, *folds, *out)
 	case "invariant-compare":
 		err = invariantCompare(os.Stdout, os.Stderr, *data, *options, *against, *perturbations, *folds)
+	case "mode-perturbed":
+		err = modePerturbed(os.Stdout, os.Stderr, *data, *options, *perturbations, *folds, *out)
 	case "mode-compare":
-		err = modeCompare(os.Stdout, os.Stderr, *data, *options, *perturbations, *folds)
+		err = modeCompare(os.Stdout, os.Stderr, *data, *options, *against, *perturbations, *folds)
 	case "intent-data":
 		if *out == "" {
 			err = fmt.Errorf("-task intent-data needs -out, the JSON Lines file to write")
@@ -85,7 +89,7 @@ func main() {
 		}
 		err = generateIntentRows(os.Stdout, filepath.Dir(filepath.Clean(*data)), *out, defaultIntentSources)
 	default:
-		err = fmt.Errorf("-task must be intent, mode, invariant-debugging, invariant, intent-data, invariant-stability, invariant-perturbed, invariant-compare or mode-compare, not %q", *task)
+		err = fmt.Errorf("-task must be intent, mode, invariant-debugging, invariant, intent-data, invariant-stability, invariant-perturbed, invariant-compare, mode-perturbed or mode-compare, not %q", *task)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ragd-train:", err)
@@ -96,12 +100,12 @@ func main() {
 // flagTasks names, for each flag that only some tasks read, those tasks: a flag set for a task
 // that ignores it would look as if it had been applied.
 var flagTasks = map[string][]string{
-	"out":     {"intent", "mode", "invariant-debugging", "invariant", "intent-data", "invariant-perturbed"},
-	"folds":   {"intent", "mode", "invariant", "invariant-perturbed", "invariant-compare", "mode-compare"},
+	"out":     {"intent", "mode", "invariant-debugging", "invariant", "intent-data", "invariant-perturbed", "mode-perturbed"},
+	"folds":   {"intent", "mode", "invariant", "invariant-perturbed", "invariant-compare", "mode-perturbed", "mode-compare"},
 	"seeds":   {"invariant-stability"},
-	"options": {"invariant-perturbed", "invariant-compare", "mode-compare"},
-	"k":       {"invariant-perturbed", "invariant-compare", "mode-compare"},
-	"against": {"invariant-compare"},
+	"options": {"invariant-perturbed", "invariant-compare", "mode-perturbed", "mode-compare"},
+	"k":       {"invariant-perturbed", "invariant-compare", "mode-perturbed", "mode-compare"},
+	"against": {"invariant-compare", "mode-compare"},
 	"dev":     {"mode"},
 }
 
@@ -458,35 +462,94 @@ func writeRuns(w io.Writer, r classify.Runs, names []string, counts []bool) erro
 	return tw.Flush()
 }
 
-// modeCompare prints the shipped mode options (B) and the candidate (options merged over them)
-// paired over k perturbations of training (mode.Compare): per metric the K-means of both, the
-// mean difference with the per-k differences, and the paired bootstrap interval of the raw
-// macro-F1 difference.
-func modeCompare(w, progress io.Writer, data, options string, k, folds int) error {
+// modeRows reads the mode model's scored rows (modes_train.jsonl in data) and its extra rows.
+func modeRows(data string) (rows, extra []mode.Example, err error) {
+	if rows, err = mode.LoadExamples(filepath.Join(data, "modes_train.jsonl")); err != nil {
+		return nil, nil, err
+	}
+	if extra, err = mode.LoadExamples(filepath.Join("mode", "data", "modes_extra.jsonl")); err != nil {
+		return nil, nil, err
+	}
+	return rows, extra, nil
+}
+
+// modePerturbed writes to out the out-of-fold predictions of the mode model trained with
+// options (merged over the shipped ones) at k perturbations of training (mode.Perturbed), for
+// -task mode-compare -against in another tree.
+func modePerturbed(w, progress io.Writer, data, options string, k, folds int, out string) error {
+	if out == "" {
+		return fmt.Errorf("-task mode-perturbed needs -out, the file to write the predictions to")
+	}
 	if k < 1 {
 		return fmt.Errorf("-k must be at least 1, not %d", k)
 	}
-	base := mode.TrainOptions()
-	cand, err := mergeOptions(base, options)
+	opts, err := mergeOptions(mode.TrainOptions(), options)
 	if err != nil {
 		return err
 	}
-	train, err := mode.LoadExamples(filepath.Join(data, "modes_train.jsonl"))
+	rows, extra, err := modeRows(data)
 	if err != nil {
 		return err
 	}
-	extra, err := mode.LoadExamples(filepath.Join("mode", "data", "modes_extra.jsonl"))
+	p, err := mode.Perturbed(rows, extra, opts, k, folds, func(done int) {
+		fmt.Fprintf(progress, "mode perturbed: perturbation %d of %d done\n", done, k)
+	})
 	if err != nil {
 		return err
+	}
+	if err := p.Save(out); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "wrote %s: out-of-fold predictions of %d rows (%d extra rows in training folds only) at %d perturbations of %d-fold cross-validations, options %s\n",
+		out, len(rows), len(extra), k, folds, marshal(opts))
+	return err
+}
+
+// modeCompare prints the baseline B and the candidate C, this tree's mode model with options
+// merged over the shipped ones, paired over k perturbations of training (mode.Compare): per
+// metric the K-means of both, the mean difference with the per-k differences, and the paired
+// bootstrap interval of the raw macro-F1 difference. B is this tree's model with the shipped
+// options, or, with against, the predictions -task mode-perturbed wrote in another tree.
+func modeCompare(w, progress io.Writer, data, options, against string, k, folds int) error {
+	if k < 1 {
+		return fmt.Errorf("-k must be at least 1, not %d", k)
+	}
+	cand, err := mergeOptions(mode.TrainOptions(), options)
+	if err != nil {
+		return err
+	}
+	rows, extra, err := modeRows(data)
+	if err != nil {
+		return err
+	}
+	var base mode.Predictions
+	b := "the shipped options B"
+	if against != "" {
+		if base, err = mode.LoadPredictions(against, rows, k, folds); err != nil {
+			return fmt.Errorf("-against %s: %w", against, err)
+		}
+		b = fmt.Sprintf("B, the predictions of %s (options %s)", against, marshal(base.Options))
 	}
 	cfg := mode.DefaultConfig()
-	fmt.Fprintf(w, "mode compare: candidate C (%s) against the shipped options B, paired over %d perturbations of training\n", marshal(cand), k)
+	fmt.Fprintf(w, "mode compare: candidate C (%s) against %s, paired over %d perturbations of training\n", marshal(cand), b, k)
 	fmt.Fprintf(w, "(seeds 1..%d: each fold's training set without whole groups, at least 5%% of its rows, the same for B and C);\n", k)
 	fmt.Fprintf(w, "grouped %d-fold cross-validations on modes_train.jsonl (%d rows; %d extra rows in training folds only); thresholded: confidence < %.2f counts as GENERAL\n\n",
-		folds, len(train), len(extra), cfg.Threshold)
-	c, err := mode.Compare(train, extra, base, cand, k, folds, cfg, func(run string, done int) {
-		fmt.Fprintf(progress, "mode compare: %s perturbation %d of %d done\n", run, done, k)
-	})
+		folds, len(rows), len(extra), cfg.Threshold)
+	run := func(name string, opts classify.Options) (mode.Predictions, error) {
+		return mode.Perturbed(rows, extra, opts, k, folds, func(done int) {
+			fmt.Fprintf(progress, "mode compare: %s perturbation %d of %d done\n", name, done, k)
+		})
+	}
+	if against == "" {
+		if base, err = run("B", mode.TrainOptions()); err != nil {
+			return err
+		}
+	}
+	c, err := run("C", cand)
+	if err != nil {
+		return err
+	}
+	res, err := mode.Compare(rows, base, c, cfg)
 	if err != nil {
 		return err
 	}
@@ -494,12 +557,12 @@ func modeCompare(w, progress io.Writer, data, options string, k, folds int) erro
 	for m, metric := range mode.Metrics {
 		names[m] = metric.Name
 	}
-	if err := writeRuns(w, c.Runs, names, make([]bool, len(names))); err != nil {
+	if err := writeRuns(w, res.Runs, names, make([]bool, len(names))); err != nil {
 		return err
 	}
 	macro := slices.IndexFunc(mode.Metrics, func(m mode.Metric) bool { return m.Name == "raw macro-F1" })
 	_, err = fmt.Fprintf(w, "\nraw macro-F1, C - B: %+.4f, 95%% paired bootstrap interval [%+.4f, %+.4f] (2000 resamples of the %d turns, each the mean over k)\n",
-		c.Mean(c.Cand, macro)-c.Mean(c.Base, macro), c.MacroF1Diff.Lo, c.MacroF1Diff.Hi, len(train))
+		res.Mean(res.Cand, macro)-res.Mean(res.Base, macro), res.MacroF1Diff.Lo, res.MacroF1Diff.Hi, len(rows))
 	return err
 }
 
@@ -507,10 +570,7 @@ func modeCompare(w, progress io.Writer, data, options string, k, folds int) erro
 // k perturbations of folds folds: other invariant rows, K or folds are an error naming the flag.
 // Other mode data or models are not: they change the detector, not the messages it is scored on.
 func loadAgainst(path string, d invariant.Data, k, folds int) (invariant.Predictions, error) {
-	p, err := invariant.LoadPredictions(path)
-	if err == nil {
-		err = p.Match(d, k, folds)
-	}
+	p, err := invariant.LoadPredictions(path, d, k, folds)
 	if err != nil {
 		return invariant.Predictions{}, fmt.Errorf("-against %s: %w", path, err)
 	}

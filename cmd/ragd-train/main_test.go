@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ragd/ragd/classify"
 	"github.com/ragd/ragd/internal/modeltest"
 	"github.com/ragd/ragd/invariant"
 )
@@ -45,15 +46,17 @@ func TestCheckFlags(t *testing.T) {
 		{"invariant-compare", []string{"task", "against", "options", "k", "folds"}, ""},
 		{"invariant-perturbed", []string{"task", "options", "k", "folds", "out"}, ""},
 		{"mode-compare", []string{"task", "data", "options", "k", "folds"}, ""},
-		{"mode-compare", []string{"task", "against"}, "-against applies only to -task invariant-compare"},
+		{"mode-compare", []string{"task", "against", "k"}, ""},
+		{"mode-perturbed", []string{"task", "options", "k", "folds", "out"}, ""},
+		{"mode-perturbed", []string{"task", "against"}, "-against applies only to -task invariant-compare, mode-compare"},
 		{"mode-compare", []string{"task", "out"}, "-out applies only to"},
-		{"invariant-perturbed", []string{"task", "against", "out"}, "-against applies only to -task invariant-compare"},
+		{"invariant-perturbed", []string{"task", "against", "out"}, "-against applies only to -task invariant-compare, mode-compare"},
 		{"invariant-stability", []string{"task", "seeds"}, ""},
 		{"intent", []string{"task", "dev"}, "-dev applies only to -task mode"},
 		{"invariant", []string{"task", "seeds"}, "-seeds applies only to -task invariant-stability"},
-		{"invariant-stability", []string{"task", "k"}, "-k applies only to -task invariant-perturbed, invariant-compare, mode-compare"},
-		{"invariant-compare", []string{"task", "out"}, "-out applies only to -task intent, mode, invariant-debugging, invariant, intent-data, invariant-perturbed"},
-		{"invariant-stability", []string{"task", "options"}, "-options applies only to -task invariant-perturbed, invariant-compare, mode-compare"},
+		{"invariant-stability", []string{"task", "k"}, "-k applies only to -task invariant-perturbed, invariant-compare, mode-perturbed, mode-compare"},
+		{"invariant-compare", []string{"task", "out"}, "-out applies only to -task intent, mode, invariant-debugging, invariant, intent-data, invariant-perturbed, mode-perturbed"},
+		{"invariant-stability", []string{"task", "options"}, "-options applies only to -task invariant-perturbed, invariant-compare, mode-perturbed, mode-compare"},
 		{"invariant-debugging", []string{"task", "folds"}, "-folds applies only to"},
 	} {
 		err := checkFlags(c.task, c.set)
@@ -92,7 +95,7 @@ func TestLoadAgainst(t *testing.T) {
 		k, folds int
 	}{{otherRows, 1, 2}, {d, 10, 2}, {d, 1, 5}} {
 		_, err := loadAgainst(path, c.d, c.k, c.folds)
-		require.ErrorIs(t, err, invariant.ErrOtherPredictions)
+		require.ErrorIs(t, err, classify.ErrOtherPredictions)
 		require.ErrorContains(t, err, "-against "+path+": ")
 	}
 	_, err = loadAgainst(filepath.Join(t.TempDir(), "missing.json"), d, 1, 2)

@@ -24,6 +24,9 @@ type LoadConfig struct {
 	Client      *http.Client
 	// Key is the API key sent as a bearer token; empty sends none (a server open on loopback).
 	Key string
+	// Timeout limits each request, warm-ups included, when Client is nil; 0 sets no limit (a
+	// reranker on the pure-Go runtime takes minutes a turn).
+	Timeout time.Duration
 }
 
 // LoadReport is the latency of /v1/ask: per stage as the server timed it, the server's whole
@@ -60,7 +63,7 @@ func Load(ctx context.Context, cfg LoadConfig) (*LoadReport, error) {
 		// most requests paid for a new TCP connection (on the server's cores too).
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		t.MaxIdleConnsPerHost = cfg.Concurrency
-		cfg.Client = &http.Client{Timeout: time.Minute, Transport: t}
+		cfg.Client = &http.Client{Timeout: cfg.Timeout, Transport: t}
 	}
 	for _, q := range cfg.Queries[:min(cfg.Warmup, len(cfg.Queries))] {
 		if _, _, err := askOnce(ctx, cfg, q.Text); err != nil {

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -36,4 +37,20 @@ func TestLoadKeepsItsConnections(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, len(qs), r.Requests)
 	require.LessOrEqual(t, conns.Load(), int64(2*inFlight), "connections opened for %d requests", len(qs)+5)
+}
+
+// A request over Timeout ends the run with an error rather than waiting for the server: the
+// handler here never answers until the client gives up.
+func TestLoadTimeoutEndsTheRun(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-release: // the server need not notice the client left for Close to return
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	_, err := Load(context.Background(), LoadConfig{URL: srv.URL, Queries: []Query{{ID: "1", Text: "q"}}, Timeout: time.Millisecond})
+	require.ErrorContains(t, err, "Client.Timeout exceeded")
 }

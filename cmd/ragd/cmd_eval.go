@@ -161,18 +161,38 @@ func writeJSON(r interface{ WriteJSON(io.Writer) error }, path string) error {
 }
 
 type evalAskCmd struct {
-	Dir         string `arg:"" help:"BEIR directory whose queries.jsonl (and qrels split) supply the questions." type:"existingdir"`
-	URL         string `help:"Base URL of the running server." default:"http://127.0.0.1:8080" name:"url"`
-	Split       string `help:"Qrels split whose queries are sent." default:"test"`
-	N           int    `help:"Requests to send (0 = each query of the split once; more cycles through them again)." default:"0"`
-	Warmup      int    `help:"Queries sent first and not measured." default:"5"`
-	Concurrency int    `help:"Requests in flight." default:"1"`
-	JSON        string `help:"Also write the report as JSON to this file ('-' for stdout)." name:"json"`
-	Key         string `help:"API key to send (RAGD_EVAL_KEY); empty sends none, for a server open on loopback." env:"RAGD_EVAL_KEY"`
+	Dir         string        `arg:"" help:"BEIR directory whose queries.jsonl (and qrels split) supply the questions." type:"existingdir"`
+	URL         string        `help:"Base URL of the running server." default:"http://127.0.0.1:8080" name:"url"`
+	Split       string        `help:"Qrels split whose queries are sent." default:"test"`
+	N           int           `help:"Requests to send (0 = each query of the split once; more cycles through them again)." default:"0"`
+	Warmup      int           `help:"Queries sent first and not measured." default:"5"`
+	Concurrency int           `help:"Requests in flight." default:"1"`
+	JSON        string        `help:"Also write the report as JSON to this file ('-' for stdout)." name:"json"`
+	Key         string        `help:"API key to send (RAGD_EVAL_KEY); empty sends none, for a server open on loopback." env:"RAGD_EVAL_KEY"`
+	Timeout     time.Duration `help:"Limit on each request, warm-ups included; a request over it ends the run with an error (0 = no limit)." default:"1m"`
+}
+
+// validate names the flag of a value the run cannot use: a negative count would cut the
+// question list out of range, and 0 requests in flight would send nothing.
+func (c evalAskCmd) validate() error {
+	switch {
+	case c.N < 0:
+		return fmt.Errorf("--n must be 0 (each query once) or more, got %d", c.N)
+	case c.Warmup < 0:
+		return fmt.Errorf("--warmup must be 0 or more, got %d", c.Warmup)
+	case c.Concurrency < 1:
+		return fmt.Errorf("--concurrency must be at least 1, got %d", c.Concurrency)
+	case c.Timeout < 0:
+		return fmt.Errorf("--timeout must be 0 (no limit) or more, got %s", c.Timeout)
+	}
+	return nil
 }
 
 // Run drives a running server's /v1/ask with a dataset's questions, each a new conversation.
 func (c evalAskCmd) Run(ctx context.Context) error {
+	if err := c.validate(); err != nil {
+		return err
+	}
 	ds, err := eval.LoadBEIR(c.Dir, c.Split)
 	if err != nil {
 		return err
@@ -184,7 +204,7 @@ func (c evalAskCmd) Run(ctx context.Context) error {
 			qs = append(qs, ds.Queries[i%len(ds.Queries)])
 		}
 	}
-	r, err := eval.Load(ctx, eval.LoadConfig{URL: strings.TrimRight(c.URL, "/"), Queries: qs, Warmup: c.Warmup, Concurrency: c.Concurrency, Key: c.Key})
+	r, err := eval.Load(ctx, eval.LoadConfig{URL: strings.TrimRight(c.URL, "/"), Queries: qs, Warmup: c.Warmup, Concurrency: c.Concurrency, Key: c.Key, Timeout: c.Timeout})
 	if err != nil {
 		return err
 	}

@@ -1,9 +1,34 @@
 package classify
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 )
+
+// PerturbShare is the share of a fold's training set a perturbation leaves out (DropGroups): 5%,
+// the size of perturbation under which the invariant detector's decisions were shown to move
+// (cmd/ragd-train -task invariant-stability). Both models' comparisons use it.
+const PerturbShare = 0.05
+
+// Perturb fills p.Seeds with run(seed) for the perturbations seed = 1..p.K, calling progress
+// (when not nil) after each: the default K of 10 takes minutes.
+func Perturb[T any](p *Predictions[T], run func(seed uint64) (T, error), progress func(done int)) error {
+	if p.K < 1 {
+		return fmt.Errorf("classify: a comparison needs at least one perturbation, not %d", p.K)
+	}
+	for seed := uint64(1); seed <= uint64(p.K); seed++ {
+		v, err := run(seed)
+		if err != nil {
+			return err
+		}
+		p.Seeds = append(p.Seeds, v)
+		if progress != nil {
+			progress(int(seed))
+		}
+	}
+	return nil
+}
 
 // DropGroups returns items without whole groups (group gives an item's), drawn in an order
 // from seed and fold until at least ceil(share × len(items)) of them are gone, the others in

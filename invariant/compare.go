@@ -93,25 +93,19 @@ type Perturbation struct {
 // d.Extra together, and returns the spans. progress, when not nil, is called after each
 // perturbation: the default K of 10 takes minutes.
 func Perturbed(d Data, opts classify.Options, k, folds int, progress func(done int)) (Predictions, error) {
-	if k < 1 {
-		return Predictions{}, fmt.Errorf("invariant: compare needs at least one perturbation, not %d", k)
-	}
 	p := Predictions{Version: classify.PredictionsVersion, Rows: ids(d.Rows), Extra: ids(d.Extra), Hash: rowsHash(d),
 		K: k, Folds: folds, Options: opts}
 	all := append(slices.Clip(d.Rows), d.Extra...)
-	for seed := uint64(1); seed <= uint64(k); seed++ {
+	err := classify.Perturb(&p, func(seed uint64) (Perturbation, error) {
 		_, cv619, err := CrossValidatePerturbed(d.Rows, d.Extra, folds, opts, d.Debugging, seed)
 		if err != nil {
-			return Predictions{}, err
+			return Perturbation{}, err
 		}
 		_, cv913, err := CrossValidatePerturbed(all, nil, folds, opts, d.Debugging, seed)
-		if err != nil {
-			return Predictions{}, err
-		}
-		p.Seeds = append(p.Seeds, Perturbation{CV619: cv619, All: cv913})
-		if progress != nil {
-			progress(int(seed))
-		}
+		return Perturbation{CV619: cv619, All: cv913}, err
+	}, progress)
+	if err != nil {
+		return Predictions{}, err
 	}
 	return p, nil
 }

@@ -339,13 +339,8 @@ func CrossValidatePerturbed(rows, extra []Example, k int, opts classify.Options,
 	return evaluateSpans(rows, spans), spans, nil
 }
 
-// dropShare is the share of a training set dropGroups leaves out: 5%, the size of perturbation
-// under which the detector's decisions were shown to move (cmd/ragd-train -task
-// invariant-stability).
-const dropShare = 0.05
-
-// dropGroups returns tr without whole groups (group), at least ceil(dropShare) of its messages,
-// drawn by seed and fold (classify.DropGroups). Seed 0 returns tr as it is.
+// dropGroups returns tr without whole groups (group), at least classify.PerturbShare of its
+// messages, drawn by seed and fold (classify.DropGroups). Seed 0 returns tr as it is.
 func dropGroups(tr []Example, seed uint64, fold int) []Example {
-	return classify.DropGroups(tr, group, dropShare, seed, fold)
+	return classify.DropGroups(tr, group, classify.PerturbShare, seed, fold)
 }

@@ -15,10 +15,6 @@ import (
 // another (Predictions), so the candidate can differ from the baseline in options, extra rows
 // or code.
 
-// dropShare is the share of a fold's training rows CrossValidatePerturbed leaves out: 5%, as
-// the invariant detector's perturbation.
-const dropShare = 0.05
-
 // CrossValidatePerturbed is CrossValidate with each fold's training set (scored rows of the
 // other folds and extra rows) without whole groups, as trainingSet groups rows, at least 5% of
 // its rows, drawn by seed and fold (classify.DropGroups). Seed 0 drops nothing: it is
@@ -26,7 +22,7 @@ const dropShare = 0.05
 func CrossValidatePerturbed(rows, extra []Example, k int, opts classify.Options, seed uint64) ([]classify.Prediction, error) {
 	set := trainingSet(append(slices.Clip(rows), extra...))
 	drop := func(fold int, idx []int) []int {
-		return classify.DropGroups(idx, func(i int) string { return set[i].Group }, dropShare, seed, fold)
+		return classify.DropGroups(idx, func(i int) string { return set[i].Group }, classify.PerturbShare, seed, fold)
 	}
 	preds, err := classify.CrossValidateWith(set, k, opts, drop, nil)
 	if err != nil {
@@ -87,20 +83,13 @@ type Predictions = classify.Predictions[[]classify.Prediction]
 // model trained with opts at perturbations 1..k of training (CrossValidatePerturbed) and
 // returns the predictions. progress, when not nil, is called after each perturbation.
 func Perturbed(rows, extra []Example, opts classify.Options, k, folds int, progress func(done int)) (Predictions, error) {
-	if k < 1 {
-		return Predictions{}, fmt.Errorf("mode: compare needs at least one perturbation, not %d", k)
-	}
 	p := Predictions{Version: classify.PredictionsVersion, Rows: ids(rows), Hash: classify.HashJSON(rows),
 		K: k, Folds: folds, Options: opts}
-	for seed := uint64(1); seed <= uint64(k); seed++ {
-		preds, err := CrossValidatePerturbed(rows, extra, folds, opts, seed)
-		if err != nil {
-			return Predictions{}, err
-		}
-		p.Seeds = append(p.Seeds, preds)
-		if progress != nil {
-			progress(int(seed))
-		}
+	err := classify.Perturb(&p, func(seed uint64) ([]classify.Prediction, error) {
+		return CrossValidatePerturbed(rows, extra, folds, opts, seed)
+	}, progress)
+	if err != nil {
+		return Predictions{}, err
 	}
 	return p, nil
 }

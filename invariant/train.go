@@ -198,6 +198,7 @@ func group(ex Example) string {
 // failure per message, the pasted error when there is one, and Detect picks that span itself;
 // teaching the model that the other reports are no failure would teach it something false.
 func trainingClauses(exs []Example, uncued bool, debugging func(string) float64) (sticky, typed []classify.Example) {
+	var stickyCued, typedCued []bool // whether each example's clause has a cue
 	for _, ex := range exs {
 		cs, fs := clauseFeatures(ex.Text, debugging(ex.Text))
 		failed := slices.ContainsFunc(ex.Labels, func(l Label) bool { return l.Type == Blocking })
@@ -218,11 +219,43 @@ func trainingClauses(exs []Example, uncued bool, debugging func(string) float64)
 			g := group(ex)
 			if y == noType {
 				sticky = append(sticky, classify.Example{Input: fs[i].in, Label: labelNone, Group: g})
+				stickyCued = append(stickyCued, fs[i].cued)
 				continue
 			}
 			sticky = append(sticky, classify.Example{Input: fs[i].in, Label: labelSticky, Group: g})
 			typed = append(typed, classify.Example{Input: fs[i].in, Label: string(classes[y]), Group: g})
+			stickyCued = append(stickyCued, fs[i].cued)
+			typedCued = append(typedCued, fs[i].cued)
 		}
+	}
+	if uncued {
+		// The un-cued pair judges clauses without a cue, so it reads every clause as one: a cued
+		// clause keeps its words, its sentence, P(DEBUGGING) and the cues a clause without a cue
+		// can carry too (those some un-cued clause here carries), and loses the rest.
+		seen := map[string]bool{}
+		for i, ex := range sticky {
+			if !stickyCued[i] {
+				for k := range ex.Input.Extra {
+					seen[k] = true
+				}
+			}
+		}
+		strip := func(exs []classify.Example, cued []bool) {
+			for i := range exs {
+				if !cued[i] {
+					continue
+				}
+				extra := make(map[string]float64, len(exs[i].Input.Extra))
+				for k, v := range exs[i].Input.Extra {
+					if seen[k] {
+						extra[k] = v
+					}
+				}
+				exs[i].Input.Extra = extra
+			}
+		}
+		strip(sticky, stickyCued)
+		strip(typed, typedCued)
 	}
 	return sticky, typed
 }

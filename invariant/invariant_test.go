@@ -45,7 +45,10 @@ func TestDetect(t *testing.T) {
 		{"read-only user", "the DB user must be read-only", []want{{Safety, "the DB user must be read-only"}}},
 		{"TLS", "don't disable TLS verification", []want{{Safety, "don't disable TLS verification"}}},
 		{"kill switch", "the kill switch stays on whatever you change", []want{{Safety, "the kill switch stays on whatever you change"}}},
-		{"allergy", "I'm allergic to shellfish, so no recipes with shrimp", []want{{Safety, "no recipes with shrimp"}}},
+		// An allergy is itself the requirement the answers respect (labels README §2), so it stays
+		// in the span, as in both allergy labels of the training data; other reasons are left out.
+		{"allergy", "I'm allergic to shellfish, so no recipes with shrimp",
+			[]want{{Safety, "I'm allergic to shellfish, so no recipes with shrimp"}}},
 		{"correction no-not", "No, use LDAP, not OAuth", []want{{Correction, "No, use LDAP, not OAuth"}}},
 		{"correction actually", "actually it's Python 3.8", []want{{Correction, "actually it's Python 3.8"}}},
 		{"correction meant", "oh I meant saturn", []want{{Correction, "oh I meant saturn"}}},

@@ -23,9 +23,11 @@ import (
 // blocking.
 //
 // The cue words were written from the training rows, so a clause in new phrasing often has no
-// cue of any type. Such a clause is judged by a second pair of models, trained on every clause,
-// at a stricter threshold (UncuedThreshold), among the types the conventions allow it (open):
-// nothing but the model speaks for it. The pair of cued models is trained on cued clauses
+// cue of any type. Such a clause is judged by a second pair of models, trained on every clause
+// read as one without a cue (a cued clause's cue features that no un-cued clause can carry are
+// left out, so the words of a rule carry the weight the cues carried), at a stricter threshold
+// (UncuedThreshold), among the types the conventions allow it (open): nothing but the model
+// speaks for it. The pair of cued models is trained on cued clauses
 // only. The un-cued pair also finds the failure of a message read as DEBUGGING when no clause
 // has a cue of failure (Detect).
 //
@@ -88,8 +90,8 @@ const minTypeMass = 0.1
 type Models struct {
 	Sticky *classify.Model // labels none, sticky; trained on clauses with a cue
 	Type   *classify.Model // labels: the four types; trained on sticky clauses with a cue
-	// UncuedSticky and UncuedType are the same, trained on every clause: they judge the
-	// clauses without a cue.
+	// UncuedSticky and UncuedType are the same, trained on every clause read as an un-cued one:
+	// they judge the clauses without a cue.
 	UncuedSticky, UncuedType *classify.Model
 	// Gate (labels none, sticky) reads whole messages: does it hold an invariant other than a
 	// failure.

@@ -277,7 +277,7 @@ func gateExamples(exs []Example, debugging func(string) float64) []classify.Exam
 }
 
 // Train fits the models on labelled messages: the cued pair on clauses with a cue, the un-cued
-// pair on every clause, and the gate on whole messages. debugging gives a message's
+// pair on every clause read as an un-cued one, and the gate on whole messages. debugging gives a message's
 // P(DEBUGGING) (Debugging, or out-of-fold probabilities for messages the mode model was trained
 // on).
 func Train(exs []Example, opts classify.Options, debugging func(string) float64) (Models, error) {

@@ -118,7 +118,7 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 			}
 		}
 		if !Allowed(r.Method+" "+c.Path(), p.Role) {
-			return fmt.Errorf("a %s key may not %s %s: %w", p.Role, r.Method, c.Path(), ragd.ErrForbidden)
+			return fmt.Errorf("a key of role %s may not %s %s: %w", p.Role, r.Method, c.Path(), ragd.ErrForbidden)
 		}
 		c.SetRequest(r.WithContext(ragd.WithPrincipal(ctx, p)))
 		return next(c)

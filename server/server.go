@@ -194,35 +194,39 @@ func New(cfg Config, deps Deps) *Server {
 	e.GET("/", echo.WrapHandler(web.Handler()))
 	e.GET("/ui/*", echo.WrapHandler(http.StripPrefix("/ui", web.Handler())))
 
-	v1 := e.Group("/v1", s.authenticate)
-	v1.POST("/ask", s.ask)
-	v1.GET("/conversations", s.listConversations)
-	v1.GET("/conversations/:id", s.conversation)
-	v1.PATCH("/conversations/:id", s.renameConversation)
-	v1.DELETE("/conversations/:id", s.deleteConversation)
-	v1.POST("/conversations/:id/messages", s.recordReply)
-	v1.GET("/conversations/:id/sources", s.conversationSources)
-	v1.PUT("/conversations/:id/pins/:doc_id", s.pin)
-	v1.DELETE("/conversations/:id/pins/:doc_id", s.unpin)
-	v1.GET("/messages/:id/citations", s.messageCitations)
-	v1.POST("/messages/:id/stop", s.stopAnswer)
-	v1.GET("/citations", s.citations)
-	v1.POST("/messages/:id/feedback", s.feedback)
-	v1.GET("/feedback", s.feedbackExport)
+	// Each /v1 route runs authenticate itself rather than as the group's middleware: Group.Use
+	// adds catch-all routes for /v1, on which the role check answered an unknown path, or a known
+	// one with the wrong method, with 403, and which Echo's router prefers to its 405.
+	v1 := e.Group("/v1")
+	auth := s.authenticate
+	v1.POST("/ask", s.ask, auth)
+	v1.GET("/conversations", s.listConversations, auth)
+	v1.GET("/conversations/:id", s.conversation, auth)
+	v1.PATCH("/conversations/:id", s.renameConversation, auth)
+	v1.DELETE("/conversations/:id", s.deleteConversation, auth)
+	v1.POST("/conversations/:id/messages", s.recordReply, auth)
+	v1.GET("/conversations/:id/sources", s.conversationSources, auth)
+	v1.PUT("/conversations/:id/pins/:doc_id", s.pin, auth)
+	v1.DELETE("/conversations/:id/pins/:doc_id", s.unpin, auth)
+	v1.GET("/messages/:id/citations", s.messageCitations, auth)
+	v1.POST("/messages/:id/stop", s.stopAnswer, auth)
+	v1.GET("/citations", s.citations, auth)
+	v1.POST("/messages/:id/feedback", s.feedback, auth)
+	v1.GET("/feedback", s.feedbackExport, auth)
 	// Admins' routes (server/auth.go: a route it does not list is admin-only), each of the
 	// admin's tenant.
 	admin := v1.Group("/admin")
-	admin.GET("/experiment", s.experimentReport)
-	admin.GET("/drift", s.driftState)
-	admin.PUT("/drift/baseline", s.setBaseline)
-	v1.GET("/documents", s.listDocuments)
-	v1.POST("/documents", s.postDocument)
-	v1.GET("/documents/:id", s.getDocument)
-	v1.DELETE("/documents/:id", s.deleteDocument)
-	v1.GET("/jobs/:id", s.getJob)
-	v1.POST("/keys", s.createKey)
-	v1.GET("/keys", s.listKeys)
-	v1.DELETE("/keys/:id", s.revokeKey)
+	admin.GET("/experiment", s.experimentReport, auth)
+	admin.GET("/drift", s.driftState, auth)
+	admin.PUT("/drift/baseline", s.setBaseline, auth)
+	v1.GET("/documents", s.listDocuments, auth)
+	v1.POST("/documents", s.postDocument, auth)
+	v1.GET("/documents/:id", s.getDocument, auth)
+	v1.DELETE("/documents/:id", s.deleteDocument, auth)
+	v1.GET("/jobs/:id", s.getJob, auth)
+	v1.POST("/keys", s.createKey, auth)
+	v1.GET("/keys", s.listKeys, auth)
+	v1.DELETE("/keys/:id", s.revokeKey, auth)
 	return s
 }
 
@@ -237,8 +241,8 @@ func (s *Server) Handler() http.Handler { return s.echo }
 func (s *Server) Routes() []string {
 	var out []string
 	for _, r := range s.echo.Routes() {
-		if r.Path == "/" || strings.HasPrefix(r.Path, "/ui/") || r.Method == echo.RouteNotFound {
-			continue // the page, and the /v1 group's catch-all for 404s
+		if r.Path == "/" || strings.HasPrefix(r.Path, "/ui/") {
+			continue // the page
 		}
 		out = append(out, r.Method+" "+r.Path)
 	}

@@ -3,9 +3,11 @@ package request
 import (
 	"encoding/base64"
 	"fmt"
+	"maps"
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -48,6 +50,22 @@ func decodeCursor(s string) (*ragd.Keyset, error) {
 		return nil, bad
 	}
 	return &ragd.Keyset{At: time.UnixMicro(n).UTC(), ID: u}, nil
+}
+
+// Only refuses a query parameter that is not among names (those the route reads) and one given
+// more than once: either would be ignored, and a misspelt filter ("conversation=" for
+// "conversation_id=") would quietly widen an export to every row.
+func Only(q url.Values, names ...string) error {
+	keys := slices.Sorted(maps.Keys(q))
+	for _, k := range keys {
+		switch {
+		case !slices.Contains(names, k):
+			return ragd.Invalidf(k, "is not a parameter of this route (it reads %s)", strings.Join(names, ", "))
+		case len(q[k]) > 1:
+			return ragd.Invalidf(k, "is given %d times", len(q[k]))
+		}
+	}
+	return nil
 }
 
 // Page reads limit and cursor. It asks the store for one row more than the limit, which tells

@@ -32,6 +32,9 @@ func (s *Server) messageCitations(c echo.Context) error {
 // citations exports citations for auditors, filtered by conversation, document and time range.
 // JSON comes in pages (limit, after); JSONL and CSV stream every match in one response.
 func (s *Server) citations(c echo.Context) error {
+	if err := request.Only(c.QueryParams(), "conversation_id", "doc_id", "from", "to", "after", "limit", "format"); err != nil {
+		return err
+	}
 	f, err := request.Citations(c.QueryParams())
 	if err != nil {
 		return err

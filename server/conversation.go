@@ -112,6 +112,9 @@ func (s *Server) setPin(c echo.Context, pinned bool) error {
 
 // listConversations lists the conversations that are not deleted, most recently active first.
 func (s *Server) listConversations(c echo.Context) error {
+	if err := request.Only(c.QueryParams(), "limit", "cursor"); err != nil {
+		return err
+	}
 	p, limit, err := request.Page(c.QueryParams())
 	if err != nil {
 		return err

@@ -93,6 +93,9 @@ func (s *Server) deleteDocument(c echo.Context) error {
 // listDocuments lists the documents in search, most recently updated first; q keeps those whose
 // title or source contains it. It is what a pin picker offers.
 func (s *Server) listDocuments(c echo.Context) error {
+	if err := request.Only(c.QueryParams(), "q", "limit", "cursor"); err != nil {
+		return err
+	}
 	p, limit, err := request.Page(c.QueryParams())
 	if err != nil {
 		return err

@@ -100,6 +100,9 @@ func feedbackCSV(f ragd.Feedback) []string {
 // feedbackExport exports feedback for auditors with the citations: filtered by conversation and
 // by when it was last given; JSON in pages (limit, after), JSONL and CSV streamed whole.
 func (s *Server) feedbackExport(c echo.Context) error {
+	if err := request.Only(c.QueryParams(), "conversation_id", "from", "to", "after", "limit", "format"); err != nil {
+		return err
+	}
 	f, err := request.FeedbackFilter(c.QueryParams())
 	if err != nil {
 		return err
@@ -132,6 +135,9 @@ func (s *Server) feedbackExport(c echo.Context) error {
 
 // experimentReport reports the experiment per arm and mode stratum over a period (from, to).
 func (s *Server) experimentReport(c echo.Context) error {
+	if err := request.Only(c.QueryParams(), "from", "to"); err != nil {
+		return err
+	}
 	from, to, err := request.TimeRange(c.QueryParams())
 	if err != nil {
 		return err

@@ -46,3 +46,41 @@ func TestWrongMethodAndUnknownPath(t *testing.T) {
 	resp, body = b.do(t, "GET", "/v1/citations", nil, "Authorization", "Bearer "+b.key(t, ragd.DefaultTenant, ragd.RoleChat))
 	require.Equal(t, http.StatusForbidden, resp.StatusCode, "%s", body)
 }
+
+// A query parameter a route does not read, or one given twice, is a 400 naming it: a misspelt
+// filter of an audit export would otherwise return every row of the tenant.
+func TestUnknownQueryParameterIsRefused(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{corpus: true})
+	one := b.ask(t, "", "smoke alarms")
+	b.ask(t, "", "floods")
+	for _, tc := range []struct{ path, field string }{
+		{"/v1/citations?conversation=" + one.ConversationID, "conversation"},
+		{"/v1/citations?conversation_id=" + one.ConversationID + "&conversation_id=" + one.ConversationID, "conversation_id"},
+		{"/v1/feedback?conversationid=" + one.ConversationID, "conversationid"},
+		{"/v1/conversations?page=2", "page"},
+		{"/v1/documents?query=smoke", "query"},
+		{"/v1/admin/experiment?since=2026-01-01T00:00:00Z", "since"},
+	} {
+		resp, body := b.do(t, "GET", tc.path, nil)
+		require.Equal(t, http.StatusBadRequest, resp.StatusCode, "%s: %s", tc.path, body)
+		require.Contains(t, decode[problem](t, body).Detail, tc.field+": ", tc.path)
+	}
+	// The parameters each route reads still work.
+	resp, body := b.do(t, "GET", "/v1/citations?conversation_id="+one.ConversationID+"&format=json&limit=5", nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+	cites := decode[struct {
+		Citations []struct {
+			ConversationID string `json:"conversation_id"`
+		} `json:"citations"`
+	}](t, body).Citations
+	require.NotEmpty(t, cites)
+	for _, c := range cites {
+		require.Equal(t, one.ConversationID, c.ConversationID)
+	}
+	for _, path := range []string{"/v1/conversations?limit=1", "/v1/documents?q=smoke&limit=2", "/v1/feedback?format=jsonl",
+		"/v1/admin/experiment?from=2026-01-01T00:00:00Z"} {
+		resp, body := b.do(t, "GET", path, nil)
+		require.Equal(t, http.StatusOK, resp.StatusCode, "%s: %s", path, body)
+	}
+}

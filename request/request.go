@@ -13,8 +13,11 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -62,12 +65,42 @@ func Decode(raw []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
+		var syntax *json.SyntaxError
+		var typ *json.UnmarshalTypeError
+		if !errors.As(err, &syntax) && !errors.As(err, &typ) && !strings.HasPrefix(err.Error(), "json: ") {
+			// A value's own decoder refused it (uuid's, for an id): encoding/json does not say
+			// which field held it.
+			if field := fieldOf(raw, v); field != "" {
+				return ragd.Invalidf(field, "%v", err)
+			}
+		}
 		return ragd.Invalidf("body", "invalid JSON: %v", err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return ragd.Invalidf("body", "invalid JSON: more than one value")
 	}
 	return nil
+}
+
+// fieldOf returns the first field, in name order, of the JSON object raw that fails to decode
+// into v's type on its own, or "" when raw is not an object or none fails alone. It runs only on
+// a refused body.
+func fieldOf(raw []byte, v any) string {
+	t := reflect.TypeOf(v)
+	if t == nil || t.Kind() != reflect.Pointer {
+		return ""
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(raw, &fields) != nil {
+		return ""
+	}
+	for _, name := range slices.Sorted(maps.Keys(fields)) {
+		one, err := json.Marshal(map[string]json.RawMessage{name: fields[name]})
+		if err == nil && json.Unmarshal(one, reflect.New(t.Elem()).Interface()) != nil {
+			return name
+		}
+	}
+	return ""
 }
 
 // checkJSONText walks the tokens of a JSON document and refuses the first key or string that is

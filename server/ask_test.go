@@ -359,7 +359,7 @@ func TestAskRejectsBadInput(t *testing.T) {
 		{"invalid JSON", `{"message": "x"`, nil, 400, "invalid JSON"},
 		{"two JSON values", `{"message": "x"} {}`, nil, 400, "more than one value"},
 		{"unknown field", map[string]any{"message": "x", "conversation": "typo"}, nil, 400, `unknown field "conversation"`},
-		{"malformed conversation id", map[string]any{"message": "x", "conversation_id": "not-a-uuid"}, nil, 400, "invalid JSON"},
+		{"malformed conversation id", map[string]any{"message": "x", "conversation_id": "not-a-uuid"}, nil, 400, "conversation_id: invalid UUID"},
 		{"unknown conversation", map[string]any{"message": "x", "conversation_id": missing}, nil, 404, missing},
 		{"unsupported accept", map[string]any{"message": "x"}, []string{"Accept", "text/html"}, 406, "application/json or text/event-stream"},
 		{"not JSON", "message=x", []string{"Content-Type", "application/x-www-form-urlencoded"}, 415, "application/json"},

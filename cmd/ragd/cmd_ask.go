@@ -16,6 +16,7 @@ type askCmd struct {
 	Message      string        `arg:"" help:"The question."`
 	URL          string        `help:"Base URL of the running server." default:"http://127.0.0.1:8080" name:"url"`
 	Conversation string        `help:"Continue this conversation (its id)."`
+	Key          string        `help:"API key to send as the bearer (ragd keys create); empty sends none, for a server open on loopback."`
 	Wait         time.Duration `help:"Wait this long for the server to be ready." default:"0s"`
 	JSON         bool          `help:"Print the response as JSON."`
 }
@@ -37,6 +38,9 @@ func (c askCmd) Run(ctx context.Context) error {
 		return err
 	}
 	hreq.Header.Set("Content-Type", "application/json")
+	if c.Key != "" {
+		hreq.Header.Set("Authorization", "Bearer "+c.Key)
+	}
 	resp, err := http.DefaultClient.Do(hreq)
 	if err != nil {
 		return err

@@ -42,7 +42,7 @@ func main() {
 	)
 	kctx, err := parseArgs(parser, os.Args[1:])
 	parser.FatalIfErrorf(err)
-	logger := newLogger(cli.LogLevel, cli.LogFormat, redact.Secrets(cli.LLMAPIKey, cli.LLMURL, cli.DatabaseURL, cli.MigrateDatabaseURL)...)
+	logger := newLogger(cli.LogLevel, cli.LogFormat, redact.Secrets(cli.LLMAPIKey, cli.LLMURL, cli.DatabaseURL, cli.MigrateDatabaseURL, cli.Ask.Key)...)
 	slog.SetDefault(logger)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

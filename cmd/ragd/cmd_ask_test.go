@@ -1,0 +1,37 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ragd/ragd/internal/dbtest"
+)
+
+// Once a key exists every request needs one: `ragd ask --key` sends it, and without it the
+// client reports the server's 401.
+func TestAskSendsTheKey(t *testing.T) {
+	dbURL := dbtest.NewDatabase(t)
+	corpus, err := filepath.Abs("../../testdata/corpus")
+	require.NoError(t, err)
+	data := t.TempDir()
+	out, err := ragdCmd(t, dbURL, "--data-dir", data, "ingest", corpus).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	out, err = ragdCmd(t, dbURL, "keys", "create", "--role", "chat").Output()
+	require.NoError(t, err, "%s", out)
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	key := lines[len(lines)-1]
+	srv := startReplicaIn(t, "server", dbURL, data)
+
+	out, err = ragdCmd(t, dbURL, "ask", "--url", srv.url, "smoke alarms").CombinedOutput()
+	require.Error(t, err, "%s", out)
+	require.Contains(t, string(out), "401")
+
+	out, err = ragdCmd(t, dbURL, "ask", "--url", srv.url, "--key", key, "smoke alarms").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Contains(t, string(out), "conversation ")
+	require.Contains(t, string(out), "[A] Home Fire Safety")
+	require.NotContains(t, string(out), key, "the key is never printed")
+}

@@ -214,7 +214,17 @@ func prepare(ctx context.Context, ccfg *pgx.ConnConfig, cfg Config, login string
 	if schema == "" {
 		schema = "public"
 	}
-	if cfg.Migrate {
+	migrate := cfg.Migrate
+	if migrate {
+		// With nothing pending there is nothing to do: a login that may not migrate (ragd's own,
+		// with no --migrate-database-url) serves a schema its owner migrated, where CREATE
+		// SCHEMA's privilege check would refuse it. If the version cannot be read, migrating
+		// says why.
+		var exists bool
+		err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)", schema).Scan(&exists)
+		migrate = err != nil || !exists || migrations.Check(ctx, conn, schema) != nil
+	}
+	if migrate {
 		if _, err := conn.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{schema}.Sanitize()); err != nil {
 			return fmt.Errorf("store: creating schema %s%s: %w", schema, cannotMigrate(err, ccfg.User), err)
 		}
@@ -222,7 +232,7 @@ func prepare(ctx context.Context, ccfg *pgx.ConnConfig, cfg Config, login string
 		if err := migrations.Migrate(ctx, conn, opts); err != nil {
 			return fmt.Errorf("store%s: %w", cannotMigrate(err, ccfg.User), err)
 		}
-	} else {
+	} else if !cfg.Migrate {
 		if cfg.OwnerURL == "" {
 			// A login that is only a member of ragd_app (NOINHERIT perhaps) reads the schema's
 			// version as ragd_app.

@@ -265,4 +265,10 @@ func TestLogin(t *testing.T) {
 
 	_, err = store.Open(ctx, store.Config{URL: dbtest.AppURL(t, url), Schema: "fresh", EmbeddingDim: dbtest.Dim, Migrate: true})
 	require.ErrorContains(t, err, "may not migrate", "the login alone cannot create ragd's tables")
+
+	// On a schema with nothing pending, the login alone opens the store though it may migrate
+	// nothing (serve's default, auto-migrate, without --migrate-database-url).
+	alone, err := store.Open(ctx, store.Config{URL: dbtest.AppURL(t, url), EmbeddingDim: dbtest.Dim, Migrate: true})
+	require.NoError(t, err)
+	alone.Close()
 }

@@ -221,6 +221,15 @@ func (s *Store) vectorHits(ctx context.Context, sql string, args ...any) ([]ragd
 	return hits, nil
 }
 
+// VectorCoverage counts the active chunks ctx sees and those of them stored with a vector.
+func (s *Store) VectorCoverage(ctx context.Context) (active, withVector int64, err error) {
+	err = s.db.QueryRow(ctx, `SELECT count(*), count(embedding) FROM chunks WHERE active`).Scan(&active, &withVector)
+	if err != nil {
+		return 0, 0, fmt.Errorf("store: counting chunks with a vector: %w", err)
+	}
+	return active, withVector, nil
+}
+
 // ChunksWithoutEmbedding returns up to limit active chunks that have no embedding yet, for
 // back-filling after an embedding model was configured.
 func (s *Store) ChunksWithoutEmbedding(ctx context.Context, limit int) ([]ragd.Chunk, error) {

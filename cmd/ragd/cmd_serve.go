@@ -142,6 +142,9 @@ func (c serveCmd) Run(ctx context.Context, a *app) error {
 	if c.WarmTenants > 0 {
 		background.Go(func() { warmFocus(bgCtx, a, pipeline, c.WarmTenants) })
 	}
+	if a.embedder != nil {
+		background.Go(func() { a.checkVectors(bgCtx) })
+	}
 	select {
 	case err := <-errc:
 		return err
@@ -180,6 +183,22 @@ func (a *app) pipelineWith(d ask.Deps) (*ask.Pipeline, error) {
 		a.logger.Info("no LLM configured (--llm-url): answers are the fact sheet, goal capsules extractive")
 	}
 	return ask.New(a.cfg.askConfig(), d)
+}
+
+// checkVectors warns when an embedding model is configured but chunks have no vector: they were
+// ingested without one, and only BM25 can find them. It runs in the background, while serving:
+// counting reads every chunk.
+func (a *app) checkVectors(ctx context.Context) {
+	active, with, err := a.store.VectorCoverage(ragd.AllTenants(ctx))
+	switch {
+	case err != nil:
+		if ctx.Err() == nil {
+			a.logger.Warn("could not count the chunks without a vector", slog.String("error", err.Error()))
+		}
+	case with < active:
+		a.logger.Warn("some chunks have no vector (ingested without --embed-model), so the vector search cannot find them; "+
+			"`ragd reindex --embeddings --embed-model ...` embeds them", slog.Int64("chunks", active), slog.Int64("without_vector", active-with))
+	}
 }
 
 // checkGraph refuses --kg over chunks that were ingested without the graph, which would

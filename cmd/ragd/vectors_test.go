@@ -1,0 +1,54 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ragd/ragd"
+	"github.com/ragd/ragd/ingest"
+	"github.com/ragd/ragd/internal/dbtest"
+	"github.com/ragd/ragd/store"
+)
+
+// serve with an embedding model says when chunks of any tenant have no vector (ingested without
+// a model: the vector search cannot find them), and says nothing once every chunk has one.
+func TestServeWarnsOfChunksWithoutVectors(t *testing.T) {
+	ctx := context.Background()
+	url := dbtest.NewDatabase(t)
+	st, err := store.Open(ctx, store.Config{URL: dbtest.AppURL(t, url), OwnerURL: url, EmbeddingDim: dbtest.Dim})
+	require.NoError(t, err)
+	defer st.Close()
+	var logs bytes.Buffer
+	a := &app{cfg: &Config{}, logger: slog.New(slog.NewTextHandler(&logs, nil)), store: st}
+
+	a.checkVectors(ctx)
+	require.Empty(t, logs.String(), "an empty store misses nothing")
+
+	// Another tenant's chunks, ingested without a model: row-level security hides them from a
+	// context without a tenant, which must not hide them from the count.
+	beta, err := st.EnsureTenant(ctx, "beta")
+	require.NoError(t, err)
+	betaCtx := ragd.WithPrincipal(ctx, ragd.Principal{Tenant: beta})
+	in, err := ingest.New(ingest.Config{}, st, nil)
+	require.NoError(t, err)
+	_, err = in.Ingest(betaCtx, in.Walk(betaCtx, []string{"../../testdata/corpus"}), nil)
+	require.NoError(t, err)
+	a.checkVectors(ctx)
+	require.Contains(t, logs.String(), "some chunks have no vector")
+	require.Contains(t, logs.String(), "ragd reindex --embeddings")
+	require.Regexp(t, `without_vector=[1-9]`, logs.String())
+
+	conn, err := pgx.Connect(ctx, url)
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, "UPDATE chunks SET embedding = array_fill(0.1, ARRAY[$1::int])::vector", dbtest.Dim)
+	require.NoError(t, err)
+	logs.Reset()
+	a.checkVectors(ctx)
+	require.Empty(t, logs.String(), "every chunk has a vector")
+}

@@ -204,7 +204,7 @@ func (a *app) checkVectors(ctx context.Context) {
 // checkGraph refuses --kg over chunks that were ingested without the graph, which would
 // otherwise serve silently without it, and warns when only some chunks have entities.
 func (a *app) checkGraph(ctx context.Context) error {
-	active, with, err := a.store.GraphCoverage(ctx)
+	active, with, err := a.store.GraphCoverage(ragd.AllTenants(ctx)) // every tenant's: the check is the deployment's
 	if err != nil {
 		return err
 	}

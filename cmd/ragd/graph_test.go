@@ -49,6 +49,25 @@ func TestKGNeedsAGraph(t *testing.T) {
 	require.Equal(t, with, with2, "and nothing is added")
 }
 
+// serve --kg checks every tenant's chunks, not only the default tenant's (which is all that
+// row-level security shows a context without a tenant).
+func TestKGChecksEveryTenant(t *testing.T) {
+	ctx := context.Background()
+	url := dbtest.NewDatabase(t)
+	st, err := store.Open(ctx, store.Config{URL: dbtest.AppURL(t, url), OwnerURL: url, EmbeddingDim: dbtest.Dim})
+	require.NoError(t, err)
+	defer st.Close()
+	a := &app{cfg: &Config{KG: true}, logger: slog.New(slog.DiscardHandler), store: st}
+	beta, err := st.EnsureTenant(ctx, "beta")
+	require.NoError(t, err)
+	betaCtx := ragd.WithPrincipal(ctx, ragd.Principal{Tenant: beta})
+	in, err := ingest.New(ingest.Config{}, st, nil)
+	require.NoError(t, err)
+	_, err = in.Ingest(betaCtx, in.Walk(betaCtx, []string{"../../testdata/corpus"}), nil)
+	require.NoError(t, err)
+	require.ErrorContains(t, a.checkGraph(ctx), "--kg: none of the", "beta's chunks have no entities")
+}
+
 // reindex --graph works tenant by tenant: every tenant's chunks get entities of their own
 // tenant, never the default tenant's, and each tenant's graph finds its own chunks only.
 func TestGraphBackfillIsPerTenant(t *testing.T) {

@@ -279,6 +279,10 @@ func TestAskTwoTurnsAndAudit(t *testing.T) {
 	for _, s := range decode[askResponse](t, body).Sources {
 		require.NotEqual(t, cited.Document.ID, s.DocID, "a deleted document is not found again")
 	}
+	// Nor can it be pinned, though the conversation showed it: the pin would never be served.
+	resp, body = b.do(t, "PUT", "/v1/conversations/"+one.ConversationID+"/pins/"+cited.Document.ID, nil)
+	require.Equal(t, http.StatusNotFound, resp.StatusCode, "%s", body)
+	require.Contains(t, string(body), "was deleted")
 }
 
 func TestAskStream(t *testing.T) {

@@ -465,6 +465,17 @@ func (s *Store) SetPin(ctx context.Context, conv, doc uuid.UUID, pinned bool, le
 		if err != nil {
 			return err
 		}
+		if pinned {
+			// A deleted document is out of search: a pin of it, even of a source the
+			// conversation showed, would never be served.
+			d, err := tx.Document(ctx, doc)
+			if err != nil {
+				return err
+			}
+			if d.DeletedAt != nil {
+				return fmt.Errorf("document %s was deleted: %w", doc, ragd.ErrNotFound)
+			}
+		}
 		for _, cs := range st.Sources {
 			if cs.DocID != doc {
 				continue
@@ -481,13 +492,6 @@ func (s *Store) SetPin(ctx context.Context, conv, doc uuid.UUID, pinned bool, le
 		}
 		if !pinned {
 			return fmt.Errorf("document %s is not a source of conversation %s: %w", doc, conv, ragd.ErrNotFound)
-		}
-		d, err := tx.Document(ctx, doc)
-		if err != nil {
-			return err
-		}
-		if d.DeletedAt != nil {
-			return fmt.Errorf("document %s was deleted: %w", doc, ragd.ErrNotFound)
 		}
 		taken := map[string]bool{}
 		for _, cs := range st.Sources {

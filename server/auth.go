@@ -101,7 +101,8 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 			}
 			if !s.cfg.Access.Open || exist {
 				c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="ragd"`)
-				return fmt.Errorf("send an API key as Authorization: Bearer <key>: %w", ragd.ErrUnauthenticated)
+				// Worded so that no redaction of logged Authorization values eats the hint.
+				return fmt.Errorf("send an API key in the Authorization header, as Bearer KEY: %w", ragd.ErrUnauthenticated)
 			}
 			p = ragd.Principal{Tenant: ragd.DefaultTenant, Role: ragd.RoleAdmin}
 		case !strings.EqualFold(scheme, "Bearer"):

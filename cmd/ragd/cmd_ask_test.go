@@ -28,6 +28,7 @@ func TestAskSendsTheKey(t *testing.T) {
 	out, err = ragdCmd(t, dbURL, "ask", "--url", srv.url, "smoke alarms").CombinedOutput()
 	require.Error(t, err, "%s", out)
 	require.Contains(t, string(out), "401")
+	require.Contains(t, string(out), "send an API key in the Authorization header", "the hint survives the log's redaction")
 
 	out, err = ragdCmd(t, dbURL, "ask", "--url", srv.url, "--key", key, "smoke alarms").CombinedOutput()
 	require.NoError(t, err, "%s", out)

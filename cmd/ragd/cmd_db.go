@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -59,6 +60,12 @@ func (c reindexCmd) Run(ctx context.Context, a *app) error {
 	}
 	start := time.Now()
 	ix, err := index.Rebuild(ctx, a.cfg.indexDir(), a.store, a.logger, a.cfg.indexOptions())
+	if errors.Is(err, index.ErrLocked) && (c.Embeddings || c.Graph) {
+		// Vectors and entities live in PostgreSQL, not in the BM25 index, and the server that
+		// holds the index follows the database: what was asked is done.
+		fmt.Printf("did not rebuild the BM25 index in %s: it is open in another process (a running server?), which catches up by itself\n", a.cfg.indexDir())
+		return nil
+	}
 	if err != nil {
 		return err
 	}

@@ -56,3 +56,25 @@ func TestIndexCatchesUpPerTenantAfterRestart(t *testing.T) {
 	require.Len(t, tenants, 2, "one index per tenant with chunks")
 	require.True(t, slices.ContainsFunc(tenants, func(e os.DirEntry) bool { return e.Name() == "00000000-0000-0000-0000-000000000001" }))
 }
+
+// reindex --graph (or --embeddings) while a server holds the BM25 index does what it was asked in
+// the database and leaves the index to the server, which follows the database; a plain reindex,
+// whose whole point is the index, still refuses.
+func TestReindexBesideARunningServer(t *testing.T) {
+	dbURL := dbtest.NewDatabase(t)
+	corpus, err := filepath.Abs("../../testdata/corpus")
+	require.NoError(t, err)
+	data := t.TempDir()
+	out, err := ragdCmd(t, dbURL, "--data-dir", data, "ingest", corpus).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	startReplicaIn(t, "server", dbURL, data)
+
+	out, err = ragdCmd(t, dbURL, "--data-dir", data, "reindex", "--graph").Output()
+	require.NoError(t, err, "%s", out)
+	require.Contains(t, string(out), "into the knowledge graph")
+	require.Contains(t, string(out), "did not rebuild the BM25 index")
+
+	out, err = ragdCmd(t, dbURL, "--data-dir", data, "reindex").CombinedOutput()
+	require.Error(t, err, "%s", out)
+	require.Contains(t, string(out), "open in another process")
+}

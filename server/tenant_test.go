@@ -207,13 +207,18 @@ func TestTenantsAreIsolatedOnEveryRoute(t *testing.T) {
 	resp, body = b.do(t, "POST", "/v1/messages/"+turn.MessageID+"/feedback", map[string]any{"rating": "down"}, bearer(keys[tenantA][ragd.RoleAdmin])...)
 	require.Equal(t, http.StatusOK, resp.StatusCode, "an admin of the tenant may: %s", body)
 
-	// Unauthenticated and unknown keys.
-	for _, h := range [][]string{nil, bearer("ragd_not-a-key"), {"Authorization", "Basic YTpi"}} {
-		cases++
-		resp, _ := b.do(t, "GET", "/v1/conversations/"+turn.ConversationID, nil, h...)
-		require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	// Unauthenticated and unknown keys, on every route: each /v1 route runs authenticate itself
+	// (server.New), so one left without it would show here.
+	rows := b.tenantRows(t, tenantA)
+	for _, c := range calls {
+		for _, h := range [][]string{nil, bearer("ragd_not-a-key"), {"Authorization", "Basic YTpi"}} {
+			cases++
+			resp, body := b.do(t, c.method, c.path, bodies[c.op], h...)
+			require.Equal(t, http.StatusUnauthorized, resp.StatusCode, "%s %s with %v: %s", c.method, c.path, h, body)
+		}
 	}
-	t.Logf("cross-tenant cases: %d routes x 3 roles of another tenant, plus the tenant's auditor and chat roles on every route, plus 3 unauthenticated: %d cases", len(calls), cases)
+	require.Equal(t, rows, b.tenantRows(t, tenantA), "no request without a valid key changed anything")
+	t.Logf("cross-tenant cases: %d routes x 3 roles of another tenant, plus the tenant's auditor and chat roles on every route, plus 3 unauthenticated on every route: %d cases", len(calls), cases)
 }
 
 // Row-level security alone, with no filter of ragd's: ragd's login connected for tenant B sees

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 
 	"github.com/google/uuid"
@@ -108,27 +109,42 @@ func (s *Store) ActiveTenantIDs(ctx context.Context, n int) ([]uuid.UUID, error)
 
 // EnsureTenant returns the id of the tenant named name, creating it when it does not exist.
 func (s *Store) EnsureTenant(ctx context.Context, name string) (uuid.UUID, error) {
+	id, err := s.TenantID(ctx, name)
+	if !errors.Is(err, ragd.ErrNotFound) {
+		return id, err
+	}
+	name = strings.TrimSpace(name)
+	if id, err = uuid.NewV7(); err != nil {
+		return uuid.Nil, err
+	}
+	// ON CONFLICT DO NOTHING and read again: a concurrent creation of the same name wins.
+	tag, err := s.db.Exec(ctx, `INSERT INTO tenants (id, name) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`, id, name)
+	if err == nil {
+		err = s.db.QueryRow(ctx, "SELECT id FROM tenants WHERE name = $1", name).Scan(&id)
+	}
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("store: creating tenant %q: %w", name, err)
+	}
+	if tag.RowsAffected() == 1 {
+		// Names are exact ("Acme" is not "acme"): a misspelt one makes a new, empty tenant.
+		s.logger.InfoContext(ctx, "created a new tenant", slog.String("tenant", name))
+	}
+	return id, nil
+}
+
+// TenantID returns the id of the tenant named name (trimmed), ragd.ErrNotFound if there is none.
+func (s *Store) TenantID(ctx context.Context, name string) (uuid.UUID, error) {
 	name = strings.TrimSpace(name)
 	if name == "" || len(name) > 100 {
 		return uuid.Nil, ragd.Invalidf("tenant", "a tenant name is 1 to 100 characters")
 	}
 	var id uuid.UUID
 	err := s.db.QueryRow(ctx, "SELECT id FROM tenants WHERE name = $1", name).Scan(&id)
-	if err == nil {
-		return id, nil
-	}
-	if !errors.Is(err, pgx.ErrNoRows) {
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return uuid.Nil, fmt.Errorf("no tenant named %q: %w", name, ragd.ErrNotFound)
+	case err != nil:
 		return uuid.Nil, fmt.Errorf("store: reading tenant %q: %w", name, err)
-	}
-	if id, err = uuid.NewV7(); err != nil {
-		return uuid.Nil, err
-	}
-	// ON CONFLICT DO NOTHING and read again: a concurrent creation of the same name wins.
-	if _, err = s.db.Exec(ctx, `INSERT INTO tenants (id, name) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`, id, name); err == nil {
-		err = s.db.QueryRow(ctx, "SELECT id FROM tenants WHERE name = $1", name).Scan(&id)
-	}
-	if err != nil {
-		return uuid.Nil, fmt.Errorf("store: creating tenant %q: %w", name, err)
 	}
 	return id, nil
 }

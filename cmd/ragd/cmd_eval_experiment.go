@@ -25,7 +25,7 @@ func (c evalExperimentCmd) Run(ctx context.Context, a *app) error {
 	if err := a.openStore(ctx, a.cfg.Schema, false); err != nil {
 		return err
 	}
-	tenant, err := a.store.EnsureTenant(ctx, c.Tenant)
+	tenant, err := a.store.TenantID(ctx, c.Tenant) // a report never creates the tenant it is asked about
 	if err != nil {
 		return fmt.Errorf("--tenant: %w", err)
 	}

@@ -27,6 +27,13 @@ func TestEvalExperiment(t *testing.T) {
 	require.Contains(t, out, "experiment: budgets (treatment budgets: free); control arm control")
 	require.Contains(t, out, "stratum all")
 	require.Contains(t, out, "treatment vs control: completion diff +0.000")
+
+	// A misspelt tenant is an error, and the report does not create it.
+	err = evalExperimentCmd{Tenant: "Default"}.Run(context.Background(), a)
+	require.ErrorContains(t, err, `--tenant: no tenant named "Default"`)
+	ids, err := a.store.TenantIDs(ragd.AllTenants(context.Background()))
+	require.NoError(t, err)
+	require.Len(t, ids, 1, "only the default tenant")
 }
 
 func captureStdout(t *testing.T, fn func()) string {

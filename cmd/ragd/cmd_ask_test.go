@@ -1,25 +1,17 @@
 package main
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/ragd/ragd/internal/dbtest"
 )
 
 // Once a key exists every request needs one: `ragd ask --key` sends it, and without it the
 // client reports the server's 401.
 func TestAskSendsTheKey(t *testing.T) {
-	dbURL := dbtest.NewDatabase(t)
-	corpus, err := filepath.Abs("../../testdata/corpus")
-	require.NoError(t, err)
-	data := t.TempDir()
-	out, err := ragdCmd(t, dbURL, "--data-dir", data, "ingest", corpus).CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	out, err = ragdCmd(t, dbURL, "keys", "create", "--role", "chat").Output()
+	dbURL, data := ingestedDataDir(t)
+	out, err := ragdCmd(t, dbURL, "keys", "create", "--role", "chat").Output()
 	require.NoError(t, err, "%s", out)
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	key := lines[len(lines)-1]

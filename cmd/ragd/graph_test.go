@@ -52,39 +52,47 @@ func TestKGNeedsAGraph(t *testing.T) {
 // serve --kg checks every tenant's chunks, not only the default tenant's (which is all that
 // row-level security shows a context without a tenant).
 func TestKGChecksEveryTenant(t *testing.T) {
-	ctx := context.Background()
-	url := dbtest.NewDatabase(t)
-	st, err := store.Open(ctx, store.Config{URL: dbtest.AppURL(t, url), OwnerURL: url, EmbeddingDim: dbtest.Dim})
-	require.NoError(t, err)
-	defer st.Close()
+	st, _ := appStore(t)
 	a := &app{cfg: &Config{KG: true}, logger: slog.New(slog.DiscardHandler), store: st}
-	beta, err := st.EnsureTenant(ctx, "beta")
+	ingestCorpus(t, st, "beta")
+	require.ErrorContains(t, a.checkGraph(context.Background()), "--kg: none of the", "beta's chunks have no entities")
+}
+
+// appStore opens the store of a new database as `ragd serve` does, logged in as the application
+// login (row-level security applies); it returns the store and the owner's URL.
+func appStore(t *testing.T) (*store.Store, string) {
+	t.Helper()
+	url := dbtest.NewDatabase(t)
+	st, err := store.Open(context.Background(), store.Config{URL: dbtest.AppURL(t, url), OwnerURL: url, EmbeddingDim: dbtest.Dim})
 	require.NoError(t, err)
-	betaCtx := ragd.WithPrincipal(ctx, ragd.Principal{Tenant: beta})
+	t.Cleanup(st.Close)
+	return st, url
+}
+
+// ingestCorpus ingests testdata/corpus, without models or the graph, into the tenant named
+// (created if new; "" is the default tenant), and returns a context acting for that tenant.
+func ingestCorpus(t *testing.T, st *store.Store, tenant string) context.Context {
+	t.Helper()
+	ctx := context.Background()
+	if tenant != "" {
+		id, err := st.EnsureTenant(ctx, tenant)
+		require.NoError(t, err)
+		ctx = ragd.WithPrincipal(ctx, ragd.Principal{Tenant: id})
+	}
 	in, err := ingest.New(ingest.Config{}, st, nil)
 	require.NoError(t, err)
-	_, err = in.Ingest(betaCtx, in.Walk(betaCtx, []string{"../../testdata/corpus"}), nil)
+	_, err = in.Ingest(ctx, in.Walk(ctx, []string{"../../testdata/corpus"}), nil)
 	require.NoError(t, err)
-	require.ErrorContains(t, a.checkGraph(ctx), "--kg: none of the", "beta's chunks have no entities")
+	return ctx
 }
 
 // reindex --graph works tenant by tenant: every tenant's chunks get entities of their own
 // tenant, never the default tenant's, and each tenant's graph finds its own chunks only.
 func TestGraphBackfillIsPerTenant(t *testing.T) {
-	ctx := context.Background()
-	url := dbtest.NewDatabase(t)
-	st, err := store.Open(ctx, store.Config{URL: dbtest.AppURL(t, url), OwnerURL: url, EmbeddingDim: dbtest.Dim})
-	require.NoError(t, err)
-	defer st.Close()
-	beta, err := st.EnsureTenant(ctx, "beta")
-	require.NoError(t, err)
-	betaCtx := ragd.WithPrincipal(ctx, ragd.Principal{Tenant: beta})
-	for _, c := range []context.Context{ctx, betaCtx} {
-		in, err := ingest.New(ingest.Config{}, st, nil)
-		require.NoError(t, err)
-		_, err = in.Ingest(c, in.Walk(c, []string{"../../testdata/corpus"}), nil)
-		require.NoError(t, err)
-	}
+	st, url := appStore(t)
+	ctx := ingestCorpus(t, st, "")
+	betaCtx := ingestCorpus(t, st, "beta")
+	beta := ragd.PrincipalOf(betaCtx).Tenant
 
 	n, err := backfillGraph(ragd.AllTenants(ctx), st, slog.New(slog.DiscardHandler))
 	require.NoError(t, err)

@@ -61,15 +61,10 @@ func TestIndexCatchesUpPerTenantAfterRestart(t *testing.T) {
 // the database and leaves the index to the server, which follows the database; a plain reindex,
 // whose whole point is the index, still refuses.
 func TestReindexBesideARunningServer(t *testing.T) {
-	dbURL := dbtest.NewDatabase(t)
-	corpus, err := filepath.Abs("../../testdata/corpus")
-	require.NoError(t, err)
-	data := t.TempDir()
-	out, err := ragdCmd(t, dbURL, "--data-dir", data, "ingest", corpus).CombinedOutput()
-	require.NoError(t, err, "%s", out)
+	dbURL, data := ingestedDataDir(t)
 	startReplicaIn(t, "server", dbURL, data)
 
-	out, err = ragdCmd(t, dbURL, "--data-dir", data, "reindex", "--graph").Output()
+	out, err := ragdCmd(t, dbURL, "--data-dir", data, "reindex", "--graph").Output()
 	require.NoError(t, err, "%s", out)
 	require.Contains(t, string(out), "into the knowledge graph")
 	require.Contains(t, string(out), "did not rebuild the BM25 index")
@@ -77,4 +72,16 @@ func TestReindexBesideARunningServer(t *testing.T) {
 	out, err = ragdCmd(t, dbURL, "--data-dir", data, "reindex").CombinedOutput()
 	require.Error(t, err, "%s", out)
 	require.Contains(t, string(out), "open in another process")
+}
+
+// ingestedDataDir makes a new database and a data directory into which `ragd ingest` put
+// testdata/corpus, for a server to start on.
+func ingestedDataDir(t *testing.T) (dbURL, data string) {
+	t.Helper()
+	dbURL, data = dbtest.NewDatabase(t), t.TempDir()
+	corpus, err := filepath.Abs("../../testdata/corpus")
+	require.NoError(t, err)
+	out, err := ragdCmd(t, dbURL, "--data-dir", data, "ingest", corpus).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	return dbURL, data
 }

@@ -9,20 +9,14 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ragd/ragd"
-	"github.com/ragd/ragd/ingest"
 	"github.com/ragd/ragd/internal/dbtest"
-	"github.com/ragd/ragd/store"
 )
 
 // serve with an embedding model says when chunks of any tenant have no vector (ingested without
 // a model: the vector search cannot find them), and says nothing once every chunk has one.
 func TestServeWarnsOfChunksWithoutVectors(t *testing.T) {
 	ctx := context.Background()
-	url := dbtest.NewDatabase(t)
-	st, err := store.Open(ctx, store.Config{URL: dbtest.AppURL(t, url), OwnerURL: url, EmbeddingDim: dbtest.Dim})
-	require.NoError(t, err)
-	defer st.Close()
+	st, url := appStore(t)
 	var logs bytes.Buffer
 	a := &app{cfg: &Config{}, logger: slog.New(slog.NewTextHandler(&logs, nil)), store: st}
 
@@ -31,13 +25,7 @@ func TestServeWarnsOfChunksWithoutVectors(t *testing.T) {
 
 	// Another tenant's chunks, ingested without a model: row-level security hides them from a
 	// context without a tenant, which must not hide them from the count.
-	beta, err := st.EnsureTenant(ctx, "beta")
-	require.NoError(t, err)
-	betaCtx := ragd.WithPrincipal(ctx, ragd.Principal{Tenant: beta})
-	in, err := ingest.New(ingest.Config{}, st, nil)
-	require.NoError(t, err)
-	_, err = in.Ingest(betaCtx, in.Walk(betaCtx, []string{"../../testdata/corpus"}), nil)
-	require.NoError(t, err)
+	ingestCorpus(t, st, "beta")
 	a.checkVectors(ctx)
 	require.Contains(t, logs.String(), "some chunks have no vector")
 	require.Contains(t, logs.String(), "ragd reindex --embeddings")

@@ -15,7 +15,8 @@ import (
 )
 
 // app holds what a command opened, and closes it in reverse order. Commands open only what they
-// need: migrate never loads a model, models verify never touches the database.
+// need: migrate loads at most the embedding model (its dimension fixes the schema), models verify
+// never touches the database.
 type app struct {
 	cfg    *Config
 	logger *slog.Logger
@@ -64,14 +65,10 @@ func (a *app) databaseURLs(ctx context.Context) (login, owner string, err error)
 // openModels loads the configured models. The embedding dimension fixes the schema, so models
 // come before the store.
 func (a *app) openModels(withRerank bool) error {
-	if a.cfg.EmbedModel != "" {
-		e, err := embed.Open(a.cfg.modelConfig(a.cfg.EmbedModel, a.cfg.EmbedBatch, a.logger))
-		if err != nil {
-			return err
-		}
-		a.embedder = e
-		a.closers = append(a.closers, func() { e.Close() })
-	} else {
+	if err := a.openEmbedder(); err != nil {
+		return err
+	}
+	if a.embedder == nil {
 		a.logger.Warn("no embedding model configured (--embed-model): vector search is off, BM25 only; " +
 			"get one with `ragd models pull all-MiniLM-L6-v2`, then --embed-model models/all-MiniLM-L6-v2")
 	}
@@ -93,6 +90,22 @@ func (a *app) openModels(withRerank bool) error {
 		a.logger.Warn("no reranking model configured (--rerank-model): results are not reranked; " +
 			"get one with `ragd models pull ms-marco-MiniLM-L-6-v2`, then --rerank-model models/ms-marco-MiniLM-L-6-v2")
 	}
+	return nil
+}
+
+// openEmbedder loads the embedding model when one is configured. migrate and reindex call it
+// alone: they need the model's dimension (or its vectors) when there is one, and have no search
+// to warn about when there is none.
+func (a *app) openEmbedder() error {
+	if a.cfg.EmbedModel == "" {
+		return nil
+	}
+	e, err := embed.Open(a.cfg.modelConfig(a.cfg.EmbedModel, a.cfg.EmbedBatch, a.logger))
+	if err != nil {
+		return err
+	}
+	a.embedder = e
+	a.closers = append(a.closers, func() { e.Close() })
 	return nil
 }
 

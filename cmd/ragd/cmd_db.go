@@ -18,7 +18,7 @@ import (
 type migrateCmd struct{}
 
 func (migrateCmd) Run(ctx context.Context, a *app) error {
-	if err := a.openModels(false); err != nil {
+	if err := a.openEmbedder(); err != nil {
 		return err
 	}
 	if err := a.openStore(ctx, a.cfg.Schema, true); err != nil {
@@ -35,7 +35,7 @@ type reindexCmd struct {
 
 func (c reindexCmd) Run(ctx context.Context, a *app) error {
 	ctx = ragd.AllTenants(ctx) // maintenance: every tenant's chunks
-	if err := a.openModels(false); err != nil {
+	if err := a.openEmbedder(); err != nil {
 		return err
 	}
 	if err := a.openStore(ctx, a.cfg.Schema, false); err != nil {

@@ -357,7 +357,7 @@ func (c serveCmd) access(ctx context.Context, a *app, addr net.Addr) (server.Acc
 			slog.String("addr", addr.String()))
 		return server.Access{Open: true}, nil
 	}
-	return server.Access{}, fmt.Errorf("--listen %s is not a loopback address and no API key exists: create one with `ragd keys create --role admin` (or pass --insecure to serve openly)", addr)
+	return server.Access{}, fmt.Errorf("--listen %s is not a loopback address and no API key exists: create one with `ragd keys create --role admin` (or pass --insecure to serve openly)", a.cfg.Listen)
 }
 
 // checkLogin refuses to serve as a database login that could get past the second wall between

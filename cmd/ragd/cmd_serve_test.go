@@ -91,3 +91,17 @@ func TestServeRefusesAPrivilegedLogin(t *testing.T) {
 	require.ErrorContains(t, err, "--insecure-db-login")
 	require.ErrorContains(t, err, "--migrate-database-url")
 }
+
+// On an address other than loopback, serve refuses to start while no key exists (anyone who
+// reaches it would be every tenant's admin), naming the value the user gave and the way out.
+func TestServeRefusesAnOpenNonLoopbackAddress(t *testing.T) {
+	url := dbtest.NewDatabase(t)
+	cli, err := parse(t, nil, "serve", "--listen", "0.0.0.0:0", "--data-dir", t.TempDir(),
+		"--database-url", dbtest.AppURL(t, url), "--migrate-database-url", url)
+	require.NoError(t, err)
+	a := newApp(&cli.Config, slog.New(slog.DiscardHandler))
+	defer a.close()
+	err = cli.Serve.Run(t.Context(), a)
+	require.ErrorContains(t, err, "--listen 0.0.0.0:0 is not a loopback address and no API key exists")
+	require.ErrorContains(t, err, "--insecure")
+}

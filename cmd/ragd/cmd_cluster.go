@@ -50,6 +50,10 @@ type dbStopCmd struct {
 }
 
 func (c dbStopCmd) Run(ctx context.Context, a *app) error {
+	if st, err := pgcluster.Inspect(ctx, c.config(a)); err == nil && !st.Running {
+		fmt.Printf("%s: not running\n", st.Dir) // else a stop that had nothing to do said nothing at all
+		return nil
+	}
 	err := pgcluster.Stop(ctx, c.config(a), c.Force)
 	if errors.Is(err, pgcluster.ErrInUse) {
 		return fmt.Errorf("%w (--force stops it anyway)", err)

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ragd/ragd/internal/dbtest"
 )
 
 // migrate and reindex have no search to warn about: without a model they do not say that
@@ -19,4 +21,12 @@ func TestMaintenanceDoesNotWarnOfModels(t *testing.T) {
 	out, err := ragdCmd(t, dbURL, "--data-dir", t.TempDir(), "ingest", "../../testdata/corpus/fire.md").CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	require.Contains(t, string(out), "no embedding model configured")
+}
+
+// ragd db stop with nothing running says so.
+func TestDBStopSaysNotRunning(t *testing.T) {
+	dir := t.TempDir()
+	out, err := ragdCmd(t, dbtest.NewDatabase(t), "db", "stop", "--dir", dir).Output()
+	require.NoError(t, err, "%s", out)
+	require.Equal(t, dir+": not running\n", string(out))
 }

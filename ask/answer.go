@@ -37,7 +37,7 @@ func (p *Pipeline) Answer(ctx context.Context, t *Turn, onDelta func(string) err
 	var facts []llm.Fact
 	for _, s := range t.Sources {
 		for _, f := range s.Facts {
-			facts = append(facts, llm.Fact{Marker: f.Marker, Text: f.Text, Source: s.Title + " (" + s.Date.Format("2006-01-02") + ")"})
+			facts = append(facts, llm.Fact{Marker: f.Marker, Text: f.Text, Source: s.Title + " (" + s.DateLabel() + ")"})
 		}
 	}
 	start := time.Now()

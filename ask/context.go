@@ -316,7 +316,7 @@ func evidence(sources []Source) []bundle.Evidence {
 	for _, s := range sources {
 		for _, f := range s.Facts {
 			out = append(out, bundle.Evidence{Marker: f.Marker, Fact: f.Text, Title: s.Title,
-				Date: s.Date.Format("2006-01-02"), Passage: s.Text, Rank: s.Rank})
+				Date: s.DateLabel(), Passage: s.Text, Rank: s.Rank})
 		}
 	}
 	return out

@@ -258,7 +258,7 @@ const NoSources = "No passage in the indexed documents matches this question."
 func dates(sources []Source) map[uuid.UUID]string {
 	out := map[uuid.UUID]string{}
 	for _, s := range sources {
-		out[s.DocID] = s.Date.Format("2006-01-02")
+		out[s.DocID] = s.DateLabel()
 	}
 	return out
 }

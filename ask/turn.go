@@ -64,6 +64,16 @@ type Source struct {
 	Referred string
 }
 
+// DateLabel is the source's date as answers, prompts and context bundles show it: the date the
+// document gives, else "ingested" and the day it was, so an undated document never reads as
+// published on the day it was ingested.
+func (s Source) DateLabel() string {
+	if s.DateKind == "published" {
+		return s.Date.Format("2006-01-02")
+	}
+	return "ingested " + s.Date.Format("2006-01-02")
+}
+
 // Turn is what one /v1/ask call produced and recorded.
 type Turn struct {
 	ConversationID     uuid.UUID

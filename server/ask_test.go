@@ -25,15 +25,16 @@ type fact struct {
 }
 
 type source struct {
-	Rank    int      `json:"rank"`
-	Letter  string   `json:"letter"`
-	DocID   string   `json:"doc_id"`
-	ChunkID int64    `json:"chunk_id"`
-	Title   string   `json:"title"`
-	Text    string   `json:"text"`
-	Date    string   `json:"date"`
-	Origins []string `json:"origins"`
-	Facts   []fact   `json:"facts"`
+	Rank     int      `json:"rank"`
+	Letter   string   `json:"letter"`
+	DocID    string   `json:"doc_id"`
+	ChunkID  int64    `json:"chunk_id"`
+	Title    string   `json:"title"`
+	Text     string   `json:"text"`
+	Date     string   `json:"date"`
+	DateKind string   `json:"date_kind"`
+	Origins  []string `json:"origins"`
+	Facts    []fact   `json:"facts"`
 	// Referred is the words of the turn that referred to the source ("the second one").
 	Referred string `json:"referred"`
 }

@@ -64,3 +64,21 @@ func TestMarkersStableAcrossFiveTurns(t *testing.T) {
 	require.Positive(t, again, "some sentences were cited in several turns, under one marker")
 	t.Logf("%d markers over five turns, %d cited in more than one turn", len(turnsOf), again)
 }
+
+// The fact sheet shows a document's own date as is and an undated document's ingest day as
+// such: an old undated document must not read as published the day it was ingested.
+func TestAnswerSaysWhichDateItShows(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{corpus: true})
+	turn := b.ask(t, "", "What should I do if I smell gas after an earthquake?")
+	kinds := map[string]bool{}
+	for _, s := range turn.Sources {
+		label := s.Date
+		if s.DateKind == "ingested" {
+			label = "ingested " + s.Date
+		}
+		require.Contains(t, turn.Answer, s.Letter+". "+s.Title+" ("+label+")")
+		kinds[s.DateKind] = true
+	}
+	require.True(t, kinds["published"] && kinds["ingested"], "the question finds a dated and an undated document: %v", kinds)
+}

@@ -42,6 +42,12 @@ function problemText(status, p) {
   return (p && (p.detail || p.title)) || "HTTP " + status;
 }
 
+// dateLabel shows a document's own date as is and an undated one's ingest day as such, as the
+// fact sheet does.
+function dateLabel(x) {
+  return x.date_kind === "ingested" ? "ingested " + x.date : x.date;
+}
+
 function newKey() {
   if (crypto.randomUUID) return crypto.randomUUID();
   const b = crypto.getRandomValues(new Uint8Array(16));
@@ -270,7 +276,7 @@ function addSource(s) {
   for (const f of s.facts) {
     facts.append(el("li", { id: "fact-" + f.marker }, el("span", { class: "marker-tag" }, f.marker), " ", f.text));
   }
-  const where = [s.date, s.pages ? "pages " + s.pages.start + "–" + s.pages.end : null, "v" + s.version].filter(Boolean).join(" · ");
+  const where = [dateLabel(s), s.pages ? "pages " + s.pages.start + "–" + s.pages.end : null, "v" + s.version].filter(Boolean).join(" · ");
   const card = el("li", { class: "card", "data-doc": s.doc_id, "data-letter": s.letter },
     el("div", { class: "card-head" },
       el("span", { class: "letter", "aria-label": "Letter " + s.letter }, s.letter),
@@ -317,7 +323,7 @@ async function searchDocuments(q) {
       state.titles.set(d.id, d.title);
       list.append(el("li", { "data-doc": d.id },
         el("span", { class: "title" }, d.title || "Untitled"), " ",
-        el("span", { class: "meta" }, d.date + " · " + d.source), " ",
+        el("span", { class: "meta" }, dateLabel(d) + " · " + d.source), " ",
         pinButton(d.id)));
     }
     if (!data.documents.length) list.append(el("li", { class: "meta" }, "No document matches."));

@@ -73,6 +73,10 @@ type Comparison struct {
 	// difference (913all), resampling messages: each resample scores every k's spans of the
 	// same drawn messages.
 	MicroF1Diff classify.Interval
+	// SafetyExtraDiff is the same interval for the safety spans found on the extra rows (the
+	// metric "safety spans extra"), resampling the extra rows' messages: the figure a change
+	// that aims at safety recall is judged by.
+	SafetyExtraDiff classify.Interval
 }
 
 // Predictions are a detector's out-of-fold spans at perturbations 1..K of both cross-validations
@@ -162,8 +166,10 @@ func Compare(d Data, base, cand Predictions) (Comparison, error) {
 	}
 	all := append(slices.Clip(d.Rows), d.Extra...)
 	var c Comparison
-	// micro[run][k][i] is message i's typed counts (913all) of run 0 (base) or 1 (cand).
+	// micro[run][k][i] is message i's typed counts (913all) of run 0 (base) or 1 (cand), and
+	// safety[run][k][i] the safety spans it found in extra row i.
 	micro := [2][][]Counts{}
+	safety := [2][][]int{}
 	for run, p := range []Predictions{base, cand} {
 		for _, s := range p.Seeds {
 			cv619, cv913 := evaluateSpans(d.Rows, s.CV619), evaluateSpans(all, s.All)
@@ -172,11 +178,16 @@ func Compare(d Data, base, cand Predictions) (Comparison, error) {
 			for m, metric := range Metrics {
 				vals[m] = metric.of(cv619, cv913, extra)
 			}
-			msgs := make([]Counts, len(all))
+			msgs, found := make([]Counts, len(all)), make([]int, len(d.Extra))
 			for i, ex := range all {
-				msgs[i] = evaluateSpans([]Example{ex}, s.All[i:i+1]).Micro
+				r := evaluateSpans([]Example{ex}, s.All[i:i+1])
+				msgs[i] = r.Micro
+				if i >= len(d.Rows) {
+					found[i-len(d.Rows)] = r.Types[Safety].GoldOK
+				}
 			}
 			micro[run] = append(micro[run], msgs)
+			safety[run] = append(safety[run], found)
 			if run == 0 {
 				c.Base = append(c.Base, vals)
 			} else {
@@ -196,6 +207,15 @@ func Compare(d Data, base, cand Predictions) (Comparison, error) {
 			d += microF1(a) - microF1(b)
 		}
 		return d / float64(k)
+	})
+	c.SafetyExtraDiff = classify.Bootstrap(len(d.Extra), func(idx []int) float64 {
+		d := 0
+		for j := range k {
+			for _, i := range idx {
+				d += safety[1][j][i] - safety[0][j][i]
+			}
+		}
+		return float64(d) / float64(k)
 	})
 	return c, nil
 }

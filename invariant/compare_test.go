@@ -106,6 +106,58 @@ func TestCompare(t *testing.T) {
 	require.LessOrEqual(t, diff.MicroF1Diff.Lo, diff.MicroF1Diff.Hi)
 }
 
+// The interval of the safety spans found on the extra rows is [0, 0] against the same spans, however
+// the other rows differ; a candidate that finds every gold safety span of the extra rows in one
+// perturbation, against a baseline that finds none there, gains half of them over two, and its
+// interval lies above 0.
+func TestCompareSafetyExtra(t *testing.T) {
+	t.Parallel()
+	d := data(t)
+	all := append(slices.Clip(d.Rows), d.Extra...)
+	spans := func(safetyFrom int) Perturbation {
+		p := Perturbation{CV619: make([][]Span, len(d.Rows)), All: make([][]Span, len(all))}
+		for i := safetyFrom; i < len(all); i++ {
+			for _, l := range all[i].Labels {
+				if l.Type == Safety {
+					p.All[i] = append(p.All[i], Span{Type: l.Type, Text: l.Span, Start: l.Start, End: l.End})
+				}
+			}
+		}
+		return p
+	}
+	preds := func(seeds ...Perturbation) Predictions {
+		return Predictions{Version: classify.PredictionsVersion, Rows: ids(d.Rows), Extra: ids(d.Extra), Hash: rowsHash(d),
+			K: len(seeds), Folds: 5, Seeds: seeds}
+	}
+	gold := 0
+	for _, ex := range d.Extra {
+		for _, l := range ex.Labels {
+			if l.Type == Safety {
+				gold++
+			}
+		}
+	}
+	require.Greater(t, gold, 10)
+
+	// Against its own predictions, and against others with the same spans on the extra rows.
+	own := preds(spans(0), spans(len(d.Rows)))
+	c, err := Compare(d, own, own)
+	require.NoError(t, err)
+	require.Equal(t, classify.Interval{}, c.SafetyExtraDiff)
+	c, err = Compare(d, own, preds(spans(len(d.Rows)), spans(0)))
+	require.NoError(t, err)
+	require.Equal(t, classify.Interval{}, c.SafetyExtraDiff, "the same spans on the extra rows")
+
+	c, err = Compare(d, preds(spans(len(all)), spans(len(d.Rows))), preds(spans(0), spans(0)))
+	require.NoError(t, err)
+	at := slices.IndexFunc(Metrics, func(m Metric) bool { return m.Name == "safety spans extra" })
+	require.Equal(t, []float64{float64(gold), 0}, c.Diffs(at))
+	mean := float64(gold) / 2
+	require.Greater(t, c.SafetyExtraDiff.Lo, 0.0)
+	require.Less(t, c.SafetyExtraDiff.Lo, mean)
+	require.Greater(t, c.SafetyExtraDiff.Hi, mean)
+}
+
 // Predictions pair only with the messages, K and folds they were made of; a detector that reads
 // another P(DEBUGGING) (other mode data) is scored on the same messages and pairs.
 func TestPredictionsMatch(t *testing.T) {

@@ -384,7 +384,8 @@ func invariantPerturbed(w, progress io.Writer, data, options string, k, folds in
 // invariantCompare prints the baseline B and the candidate C, this tree's detector with options
 // merged over the shipped ones, paired over k perturbations of training (invariant.Compare): per
 // metric the K-means of both, the mean difference with the per-k differences, and the paired
-// bootstrap interval of the typed micro-F1 difference. B is this tree's detector with the
+// bootstrap intervals of the typed micro-F1 difference and of the safety spans found on the
+// extra rows. B is this tree's detector with the
 // shipped options, or, with against, the predictions -task invariant-perturbed wrote in another
 // tree.
 func invariantCompare(w, progress io.Writer, data, options, against string, k, folds int) error {
@@ -439,6 +440,12 @@ func invariantCompare(w, progress io.Writer, data, options, against string, k, f
 	micro := slices.IndexFunc(invariant.Metrics, func(m invariant.Metric) bool { return m.Name == "typed micro-F1 913all" })
 	_, err = fmt.Fprintf(w, "\ntyped micro-F1 913all, C - B: %+.4f, 95%% paired bootstrap interval [%+.4f, %+.4f] (2000 resamples of the %d messages, each the mean over k)\n",
 		res.Mean(res.Cand, micro)-res.Mean(res.Base, micro), res.MicroF1Diff.Lo, res.MicroF1Diff.Hi, len(d.Rows)+len(d.Extra))
+	if err != nil {
+		return err
+	}
+	safety := slices.IndexFunc(invariant.Metrics, func(m invariant.Metric) bool { return m.Name == "safety spans extra" })
+	_, err = fmt.Fprintf(w, "safety spans extra, C - B: %+.2f, 95%% paired bootstrap interval [%+.2f, %+.2f] (2000 resamples of the %d extra messages, each the mean over k)\n",
+		res.Mean(res.Cand, safety)-res.Mean(res.Base, safety), res.SafetyExtraDiff.Lo, res.SafetyExtraDiff.Hi, len(d.Extra))
 	return err
 }
 

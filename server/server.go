@@ -75,6 +75,10 @@ type Config struct {
 	// CORSOrigins are the browser origins (scheme://host[:port], or "*") allowed to call the API
 	// from another site's page; empty allows none, which is the default.
 	CORSOrigins []string
+	// MetricsApart leaves /metrics off the API's routes: it needs no key and carries every
+	// tenant's series by tenant id, so an API others can reach serves it only on a listener of
+	// its own (Metrics), or not at all.
+	MetricsApart bool
 }
 
 // Validate checks the settings a user gives.
@@ -187,7 +191,9 @@ func New(cfg Config, deps Deps) *Server {
 
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
-	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(deps.Registry, promhttp.HandlerOpts{})))
+	if !cfg.MetricsApart {
+		e.GET("/metrics", echo.WrapHandler(s.Metrics()))
+	}
 	e.GET("/openapi.json", s.openapi)
 
 	// The chat and audit page (package web), outside the API.
@@ -235,6 +241,12 @@ func (s *Server) Close() { s.stop() }
 
 // Handler is the server's http.Handler.
 func (s *Server) Handler() http.Handler { return s.echo }
+
+// Metrics serves the server's Prometheus metrics, for a listener apart from the API's
+// (Config.MetricsApart).
+func (s *Server) Metrics() http.Handler {
+	return promhttp.HandlerFor(s.deps.Registry, promhttp.HandlerOpts{})
+}
 
 // Routes lists "METHOD /path" for every route of the API (not the page's files), for the
 // OpenAPI agreement test.

@@ -31,6 +31,9 @@ type serveCmd struct {
 	Pprof            string        `help:"Serve Go's profiles (net/http/pprof) on this loopback address, e.g. 127.0.0.1:6060. Empty serves none." name:"pprof"`
 	ReadTimeout      time.Duration `help:"Longest a client may take to send a whole request, body included (a slow trickle holds a connection no longer)." default:"60s"`
 	Insecure         bool          `help:"Serve without API keys on a non-loopback address. Without it, ragd refuses to start there until a key exists (ragd keys create)."`
+	// MetricsListen keeps /metrics off a public API port: it needs no key (as Prometheus expects)
+	// and names every tenant by id with its drift and feedback error rates.
+	MetricsListen string `help:"Serve /metrics (Prometheus) alone on this address, apart from the API: 127.0.0.1:9090, or 0.0.0.0:9090 for a Prometheus on another host (firewall it: /metrics needs no key and shows every tenant's id, drift and feedback error rates); off serves it nowhere. Empty serves it on the API's address (--listen) while that is loopback only, and nowhere otherwise." name:"metrics-listen"`
 	// WarmTenants bounds the gazetteers built before any turn asks: each costs a query and some
 	// CPU (0.3 s for 5,000 titles) and stays in memory, for a tenant that may not ask here.
 	WarmTenants int `help:"Build the focus gazetteers of this many tenants (those with documents, the latest to ingest or converse first) in the background after start-up, so that their first turns do not wait for them (0: none; a tenant's first turn builds its own)." default:"8"`
@@ -48,6 +51,10 @@ func (c serveCmd) Run(ctx context.Context, a *app) error {
 			return fmt.Errorf("--pprof: %w", err)
 		}
 	}
+	metricsAddr, metricsOff, err := c.metricsAddr(a.cfg.Listen)
+	if err != nil {
+		return err
+	}
 	// Bind before anything slow: a taken port is reported at once, not after the models, the
 	// database and the index have been opened.
 	ln, err := net.Listen("tcp", a.cfg.Listen)
@@ -55,6 +62,13 @@ func (c serveCmd) Run(ctx context.Context, a *app) error {
 		return fmt.Errorf("--listen %s: %w", a.cfg.Listen, err)
 	}
 	defer ln.Close() // Serve closes it too; this covers the failures before Serve
+	var metricsLn net.Listener
+	if metricsAddr != "" {
+		if metricsLn, err = net.Listen("tcp", metricsAddr); err != nil {
+			return fmt.Errorf("--metrics-listen %s: %w", metricsAddr, err)
+		}
+		defer metricsLn.Close()
+	}
 
 	if c.UploadAsyncBytes == 0 || c.UploadAsyncBytes < -1 {
 		return fmt.Errorf("--upload-async-bytes must be positive, or -1 to ingest every upload inside its request")
@@ -120,6 +134,7 @@ func (c serveCmd) Run(ctx context.Context, a *app) error {
 	scfg := a.cfg.serverConfig()
 	scfg.Access = access
 	scfg.AsyncBytes, scfg.IngestTimeout = c.UploadAsyncBytes, c.IngestTimeout
+	scfg.MetricsApart = metricsLn != nil || metricsOff || !isLoopback(ln.Addr())
 	srv := server.New(scfg, server.Deps{Pipeline: pipeline, Store: a.store, Index: a.index, Ingester: in,
 		Monitors: mon, Experiment: a.cfg.experimentConfig(), Logger: a.logger})
 	defer srv.Close()
@@ -136,6 +151,23 @@ func (c serveCmd) Run(ctx context.Context, a *app) error {
 	}
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: c.ReadTimeout,
 		IdleTimeout: 2 * time.Minute}
+	// /metrics on its own server, which ends with the API's.
+	metricsErrc := make(chan error, 1)
+	switch {
+	case metricsLn != nil:
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", srv.Metrics())
+		ms := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: c.ReadTimeout}
+		defer ms.Close()
+		go func() { metricsErrc <- ms.Serve(metricsLn) }()
+		a.logger.Info("metrics served", slog.String("addr", "http://"+metricsLn.Addr().String()+"/metrics"))
+	case metricsOff:
+		a.logger.Info("metrics served nowhere (--metrics-listen off)")
+	case scfg.MetricsApart:
+		a.logger.Warn("/metrics is not served: the API listens on a non-loopback address, and /metrics needs no key and shows every tenant's id, drift and feedback error rates; "+
+			"serve it on an address of its own with --metrics-listen (127.0.0.1:9090, or 0.0.0.0:9090 behind a firewall for a Prometheus elsewhere)",
+			slog.String("addr", ln.Addr().String()))
+	}
 	a.logger.Info("ragd serving", slog.String("addr", ln.Addr().String()), slog.String("version", version()))
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
@@ -148,6 +180,8 @@ func (c serveCmd) Run(ctx context.Context, a *app) error {
 	select {
 	case err := <-errc:
 		return err
+	case err := <-metricsErrc:
+		return fmt.Errorf("--metrics-listen: %w", err)
 	case <-ctx.Done():
 	}
 	a.logger.Info("shutting down: finishing requests in flight")
@@ -313,6 +347,38 @@ func loopback(addr string) error {
 	return nil
 }
 
+// isLoopback reports whether a bound address listens on loopback only.
+func isLoopback(addr net.Addr) bool {
+	ta, ok := addr.(*net.TCPAddr)
+	return ok && ta.IP.IsLoopback()
+}
+
+// metricsOffValue is the --metrics-listen value that serves /metrics nowhere.
+const metricsOffValue = "off"
+
+// metricsAddr reads --metrics-listen: the address of a listener of its own (addr), or off, or
+// neither when it is empty (the API's listener serves /metrics while it is loopback only). The
+// API's own address is refused: the two servers cannot share a port.
+func (c serveCmd) metricsAddr(listen string) (addr string, off bool, err error) {
+	switch c.MetricsListen {
+	case "":
+		return "", false, nil
+	case metricsOffValue:
+		return "", true, nil
+	}
+	host, port, err := net.SplitHostPort(c.MetricsListen)
+	if err != nil {
+		return "", false, fmt.Errorf("--metrics-listen %q: want HOST:PORT (like 127.0.0.1:9090), or off to serve /metrics nowhere: %w", c.MetricsListen, err)
+	}
+	everywhere := func(h string) bool { ip := net.ParseIP(h); return h == "" || ip != nil && ip.IsUnspecified() }
+	if lhost, lport, err := net.SplitHostPort(listen); err == nil && port == lport && port != "0" &&
+		(host == lhost || everywhere(host) || everywhere(lhost)) {
+		return "", false, fmt.Errorf("--metrics-listen %s is the API's address (--listen %s): /metrics needs a port of its own, "+
+			"or leave --metrics-listen empty to serve it on the API while that listens on loopback only", c.MetricsListen, listen)
+	}
+	return c.MetricsListen, false, nil
+}
+
 // servePprof serves net/http/pprof on its own listener, apart from the API, and returns the
 // function that stops it.
 func servePprof(addr string, logger *slog.Logger) (func(), error) {
@@ -340,10 +406,7 @@ func (c serveCmd) access(ctx context.Context, a *app, addr net.Addr) (server.Acc
 	if err != nil {
 		return server.Access{}, err
 	}
-	onLoopback := false
-	if ta, ok := addr.(*net.TCPAddr); ok {
-		onLoopback = ta.IP.IsLoopback()
-	}
+	onLoopback := isLoopback(addr)
 	switch {
 	case n > 0:
 		a.logger.Info("API keys required", slog.Int("keys", n))

@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -104,4 +106,163 @@ func TestServeRefusesAnOpenNonLoopbackAddress(t *testing.T) {
 	err = cli.Serve.Run(t.Context(), a)
 	require.ErrorContains(t, err, "--listen 0.0.0.0:0 is not a loopback address and no API key exists")
 	require.ErrorContains(t, err, "--insecure")
+}
+
+// /metrics needs no key and names every tenant with its drift and error rates, so serve puts it
+// on the API's address only while that is loopback; --metrics-listen serves it alone on an
+// address of its own, off nowhere. Each case is a real server, one after another on one database.
+func TestServeMetricsWhere(t *testing.T) {
+	url := dbtest.NewDatabase(t)
+	appURL := dbtest.AppURL(t, url)
+	for _, tc := range []struct {
+		name string
+		// everywhere listens on 0.0.0.0 (every address, so not loopback only), else on 127.0.0.1.
+		everywhere bool
+		args       []string
+		apart      bool // --metrics-listen a free address
+		onAPI      bool // /metrics answers on the API's address
+		log        string
+	}{
+		{name: "loopback API, default", onAPI: true},
+		{name: "non-loopback API, default", everywhere: true, args: []string{"--insecure"},
+			log: "/metrics is not served: the API listens on a non-loopback address"},
+		{name: "loopback API, its own address", apart: true, log: "metrics served"},
+		{name: "non-loopback API, its own address", everywhere: true, args: []string{"--insecure"}, apart: true, log: "metrics served"},
+		{name: "off", args: []string{"--metrics-listen", "off"}, log: "metrics served nowhere (--metrics-listen off)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			api := freeAddr(t) // 127.0.0.1:PORT, which a server on 0.0.0.0:PORT answers too
+			listen := api
+			if tc.everywhere {
+				_, port, err := net.SplitHostPort(api)
+				require.NoError(t, err)
+				listen = "0.0.0.0:" + port
+			}
+			args := append([]string{"serve", "--listen", listen, "--data-dir", t.TempDir(),
+				"--database-url", appURL, "--migrate-database-url", url}, tc.args...)
+			var apart string
+			if tc.apart {
+				apart = freeAddr(t)
+				args = append(args, "--metrics-listen", apart)
+			}
+			cli, err := parse(t, nil, args...)
+			require.NoError(t, err)
+			logs := logLines{out: t.Output(), lines: make(chan string, 1000)}
+			a := newApp(&cli.Config, slog.New(slog.NewTextHandler(logs, nil)))
+			defer a.close()
+			ctx, cancel := context.WithCancel(t.Context())
+			done := make(chan error, 1)
+			go func() { done <- cli.Serve.Run(ctx, a) }()
+			stopped := false
+			stop := func() {
+				if !stopped {
+					stopped = true
+					cancel()
+					require.NoError(t, <-done)
+				}
+			}
+			defer stop() // before a.close: the store's close waits for the server's connections
+			require.NoError(t, waitReady(t.Context(), "http://"+api, time.Minute))
+			require.Equal(t, http.StatusOK, statusOf(t, "http://"+api+"/healthz"))
+
+			var log strings.Builder
+			for len(logs.lines) > 0 { // what serve logged before it was ready
+				log.WriteString(<-logs.lines)
+			}
+			if tc.log != "" {
+				require.Contains(t, log.String(), tc.log)
+			}
+			if tc.onAPI || tc.apart {
+				require.NotContains(t, log.String(), "/metrics is not served")
+			}
+			if strings.Contains(tc.log, "not served") {
+				require.Contains(t, log.String(), "--metrics-listen", "the line says how to serve it")
+			}
+
+			want := http.StatusNotFound
+			if tc.onAPI {
+				want = http.StatusOK
+			}
+			require.Equal(t, want, statusOf(t, "http://"+api+"/metrics"), "/metrics on the API's address")
+			if tc.apart {
+				body := get(t, "http://"+apart+"/metrics")
+				require.Contains(t, body, `ragd_http_request_duration_seconds_count{method="GET",route="/healthz",status="200"}`,
+					"the API's own series, from its registry")
+				require.Equal(t, http.StatusNotFound, statusOf(t, "http://"+apart+"/healthz"), "/metrics alone: not the API")
+				require.Equal(t, http.StatusNotFound, statusOf(t, "http://"+apart+"/v1/conversations"))
+			}
+
+			stop()
+			if tc.apart {
+				_, err := net.Dial("tcp", apart)
+				require.Error(t, err, "the metrics listener stops with the server")
+			}
+		})
+	}
+}
+
+// testClient gives up on a server that accepts a connection and never answers (no timing is
+// asserted: a minute is only there so that such a server fails the test rather than hangs it).
+var testClient = &http.Client{Timeout: time.Minute}
+
+// statusOf is the status of a GET of u.
+func statusOf(t *testing.T, u string) int {
+	t.Helper()
+	resp, err := testClient.Get(u)
+	require.NoError(t, err)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// get is the body of a GET of u, which must answer 200.
+func get(t *testing.T, u string) string {
+	t.Helper()
+	resp, err := testClient.Get(u)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+	return string(body)
+}
+
+// A --metrics-listen that cannot work stops serve at once, naming the flag, before the database
+// or a model is opened.
+func TestServeRefusesABadMetricsAddress(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer taken.Close()
+	api := freeAddr(t)
+	_, port, err := net.SplitHostPort(api)
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		listen, metrics string
+		want            string
+	}{
+		{api, "9090", `--metrics-listen "9090": want HOST:PORT`},
+		{api, "0", `--metrics-listen "0": want HOST:PORT (like 127.0.0.1:9090), or off to serve /metrics nowhere`},
+		{api, "OFF", `--metrics-listen "OFF": want HOST:PORT`},
+		{api, "127.0.0.1:http-alt-nope", "--metrics-listen 127.0.0.1:http-alt-nope: "},
+		{api, taken.Addr().String(), "--metrics-listen " + taken.Addr().String() + ": "},
+		{api, api, "--metrics-listen " + api + " is the API's address (--listen " + api + ")"},
+		{"0.0.0.0:" + port, api, "--metrics-listen " + api + " is the API's address (--listen 0.0.0.0:" + port + ")"},
+		{api, ":" + port, "--metrics-listen :" + port + " is the API's address"},
+	} {
+		t.Run(tc.metrics, func(t *testing.T) {
+			// A database URL that cannot work: reaching it would be a different error.
+			cli, err := parse(t, nil, "serve", "--listen", tc.listen, "--metrics-listen", tc.metrics, "--data-dir", t.TempDir(),
+				"--database-url", "postgres://ragd@/ragd?host=/nonexistent")
+			require.NoError(t, err)
+			a := newApp(&cli.Config, slog.New(slog.DiscardHandler))
+			defer a.close()
+			err = cli.Serve.Run(t.Context(), a)
+			require.ErrorContains(t, err, tc.want)
+			require.Nil(t, a.store, "the store is not opened")
+			if tc.metrics == taken.Addr().String() {
+				require.ErrorIs(t, err, syscall.EADDRINUSE)
+			}
+			_, err = net.Dial("tcp", api)
+			require.Error(t, err, "the API's port is let go")
+		})
+	}
 }

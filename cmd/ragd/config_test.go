@@ -230,6 +230,49 @@ func TestEveryFlagsVariableIsItsName(t *testing.T) {
 	require.ErrorContains(t, err, "--bm25-open-tenants (from envar RAGD_BM25_OPEN_TENANTS) must not be negative")
 }
 
+// --metrics-listen means what its help says: empty leaves /metrics to the API's listener, off
+// serves it nowhere, an address is a listener of its own; anything else is refused, naming it.
+func TestMetricsListenFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		addr string
+		off  bool
+		err  string
+	}{
+		{args: nil},
+		{args: []string{"--metrics-listen", ""}},
+		{args: []string{"--metrics-listen", "off"}, off: true},
+		{args: []string{"--metrics-listen", "0.0.0.0:9090"}, addr: "0.0.0.0:9090"},
+		{args: []string{"--metrics-listen", "127.0.0.1:0"}, addr: "127.0.0.1:0"},
+		{env: map[string]string{"RAGD_METRICS_LISTEN": "off"}, off: true},
+		{env: map[string]string{"RAGD_METRICS_LISTEN": "[::1]:9090"}, addr: "[::1]:9090"},
+		{args: []string{"--metrics-listen", "0"}, err: `--metrics-listen "0": want HOST:PORT (like 127.0.0.1:9090), or off to serve /metrics nowhere`},
+		{args: []string{"--metrics-listen", "none"}, err: `--metrics-listen "none": want HOST:PORT`},
+		{args: []string{"--metrics-listen", "127.0.0.1:8080"}, err: "--metrics-listen 127.0.0.1:8080 is the API's address (--listen 127.0.0.1:8080)"},
+		{args: []string{"--metrics-listen", "0.0.0.0:8080"}, err: "--metrics-listen 0.0.0.0:8080 is the API's address"},
+		{args: []string{"--listen", ":9090", "--metrics-listen", "127.0.0.1:9090"}, err: "--metrics-listen 127.0.0.1:9090 is the API's address (--listen :9090)"},
+		{args: []string{"--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0"}, addr: "127.0.0.1:0"},
+	} {
+		name := strings.Join(tc.args, " ")
+		for k, v := range tc.env {
+			name += k + "=" + v
+		}
+		t.Run(name, func(t *testing.T) {
+			cli, err := parse(t, tc.env, append([]string{"serve"}, tc.args...)...)
+			require.NoError(t, err)
+			addr, off, err := cli.Serve.metricsAddr(cli.Listen)
+			if tc.err != "" {
+				require.ErrorContains(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.addr, addr)
+			require.Equal(t, tc.off, off)
+		})
+	}
+}
+
 func TestPprofListensOnLoopbackOnly(t *testing.T) {
 	t.Parallel()
 	for _, ok := range []string{"127.0.0.1:6060", "[::1]:6060", "localhost:0"} {

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -24,17 +25,45 @@ func TestServeReportsATakenPort(t *testing.T) {
 	defer taken.Close()
 	addr := taken.Addr().String()
 
-	// A database URL that cannot work: reaching it would be a different error.
-	cli, err := parse(t, nil, "serve", "--listen", addr, "--data-dir", t.TempDir(),
-		"--database-url", "postgres://ragd@/ragd?host=/nonexistent")
-	require.NoError(t, err)
-	a := newApp(&cli.Config, slog.New(slog.DiscardHandler))
-	defer a.close()
-
-	err = cli.Serve.Run(t.Context(), a)
+	a, err := serveWithoutDatabase(t, "--listen", addr)
 	require.ErrorIs(t, err, syscall.EADDRINUSE)
 	require.ErrorContains(t, err, "--listen "+addr)
 	require.Nil(t, a.store, "the store is not opened when the port is taken")
+}
+
+// serveWithoutDatabase runs `ragd serve` with args and a database URL that cannot work
+// (reaching it would be a different error), for the errors found before the database is opened.
+func serveWithoutDatabase(t *testing.T, args ...string) (*app, error) {
+	t.Helper()
+	cli, err := parse(t, nil, append([]string{"serve", "--data-dir", t.TempDir(), "--database-url", "postgres://ragd@/ragd?host=/nonexistent"}, args...)...)
+	require.NoError(t, err)
+	a := newApp(&cli.Config, slog.New(slog.DiscardHandler))
+	t.Cleanup(a.close)
+	return a, cli.Serve.Run(t.Context(), a)
+}
+
+// startServe runs cli's `ragd serve` in this process and returns once /readyz answers at addr,
+// with the lines it logs (each also passed to the test's output) and stop, which stops it and
+// waits for it to return. stop runs again, harmlessly, when the test ends, before the app closes
+// (the store's close waits for the server's connections).
+func startServe(t *testing.T, cli *CLI, addr string) (lines <-chan string, stop func()) {
+	t.Helper()
+	logs := logLines{out: t.Output(), lines: make(chan string, 1000)}
+	a := newApp(&cli.Config, slog.New(slog.NewTextHandler(logs, nil)))
+	t.Cleanup(a.close)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- cli.Serve.Run(ctx, a) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			require.NoError(t, <-done)
+		})
+	}
+	t.Cleanup(stop)
+	require.NoError(t, waitReady(t.Context(), "http://"+addr, time.Minute))
+	return logs.lines, stop
 }
 
 // A server that was asked to stop returns and lets go of everything it opened: the store's
@@ -147,27 +176,12 @@ func TestServeMetricsWhere(t *testing.T) {
 			}
 			cli, err := parse(t, nil, args...)
 			require.NoError(t, err)
-			logs := logLines{out: t.Output(), lines: make(chan string, 1000)}
-			a := newApp(&cli.Config, slog.New(slog.NewTextHandler(logs, nil)))
-			defer a.close()
-			ctx, cancel := context.WithCancel(t.Context())
-			done := make(chan error, 1)
-			go func() { done <- cli.Serve.Run(ctx, a) }()
-			stopped := false
-			stop := func() {
-				if !stopped {
-					stopped = true
-					cancel()
-					require.NoError(t, <-done)
-				}
-			}
-			defer stop() // before a.close: the store's close waits for the server's connections
-			require.NoError(t, waitReady(t.Context(), "http://"+api, time.Minute))
+			lines, stop := startServe(t, cli, api)
 			require.Equal(t, http.StatusOK, statusOf(t, "http://"+api+"/healthz"))
 
 			var log strings.Builder
-			for len(logs.lines) > 0 { // what serve logged before it was ready
-				log.WriteString(<-logs.lines)
+			for len(lines) > 0 { // what serve logged before it was ready
+				log.WriteString(<-lines)
 			}
 			if tc.log != "" {
 				require.Contains(t, log.String(), tc.log)
@@ -249,13 +263,7 @@ func TestServeRefusesABadMetricsAddress(t *testing.T) {
 		{api, ":" + port, "--metrics-listen :" + port + " is the API's address"},
 	} {
 		t.Run(tc.metrics, func(t *testing.T) {
-			// A database URL that cannot work: reaching it would be a different error.
-			cli, err := parse(t, nil, "serve", "--listen", tc.listen, "--metrics-listen", tc.metrics, "--data-dir", t.TempDir(),
-				"--database-url", "postgres://ragd@/ragd?host=/nonexistent")
-			require.NoError(t, err)
-			a := newApp(&cli.Config, slog.New(slog.DiscardHandler))
-			defer a.close()
-			err = cli.Serve.Run(t.Context(), a)
+			a, err := serveWithoutDatabase(t, "--listen", tc.listen, "--metrics-listen", tc.metrics)
 			require.ErrorContains(t, err, tc.want)
 			require.Nil(t, a.store, "the store is not opened")
 			if tc.metrics == taken.Addr().String() {

@@ -1,15 +1,12 @@
 package main
 
 import (
-	"context"
 	"io"
-	"log/slog"
 	"os"
 	"os/exec"
 	"runtime"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -65,18 +62,7 @@ func serveThenClassify(t *testing.T) {
 	_, err = st.EnsureTenant(t.Context(), "idle")
 	require.NoError(t, err)
 	st.Close()
-	logs := logLines{out: t.Output(), lines: make(chan string, 1000)}
-	a := newApp(&cli.Config, slog.New(slog.NewTextHandler(logs, nil)))
-	defer a.close()
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- cli.Serve.Run(ctx, a) }()
-	// Before a.close: the store's close waits for the server's connections.
-	defer func() {
-		cancel()
-		require.NoError(t, <-done)
-	}()
-	require.NoError(t, waitReady(t.Context(), "http://"+addr, time.Minute))
+	lines, _ := startServe(t, cli, addr)
 
 	prev := "Which retry policy does the billing worker use?"
 	text := "Keep the timeout under 5 seconds. It now crashes with: KeyError: 'invoice_id'"
@@ -92,7 +78,7 @@ func serveThenClassify(t *testing.T) {
 	require.Less(t, allocated, uint64(firstTurnAllocBound), "serve did not load the classifiers or the token counter before it was ready")
 
 	// Then, in the background, the gazetteer of the one tenant with documents.
-	for line := range logs.lines {
+	for line := range lines {
 		require.NotContains(t, line, "gazetteer failed")
 		if strings.Contains(line, "built the focus gazetteers") {
 			require.Contains(t, line, "tenants=1")

@@ -36,6 +36,13 @@ type dbStartCmd struct {
 func (c dbStartCmd) Run(ctx context.Context, a *app) error {
 	cfg := c.config(a)
 	cfg.Detached, cfg.Settings = true, c.Set
+	if len(c.Set) > 0 {
+		// A server found running keeps its own settings (pgcluster.Config.Settings): starting it
+		// "with" settings it will not take would tell the user they hold.
+		if st, err := pgcluster.Inspect(ctx, cfg); err == nil && st.Running {
+			return fmt.Errorf("--set: the server in %s runs already and keeps its settings; stop it first (ragd db stop) for --set to apply", st.Dir)
+		}
+	}
 	cl, err := pgcluster.Start(ctx, cfg)
 	if err != nil {
 		return err

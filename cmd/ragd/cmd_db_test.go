@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -29,4 +31,27 @@ func TestDBStopSaysNotRunning(t *testing.T) {
 	out, err := ragdCmd(t, dbtest.NewDatabase(t), "db", "stop", "--dir", dir).Output()
 	require.NoError(t, err, "%s", out)
 	require.Equal(t, dir+": not running\n", string(out))
+}
+
+// ragd db start --set on a server that runs already refuses, naming --set: the server would keep
+// its own settings. Without --set, starting it again is fine.
+func TestDBStartSetOnARunningServer(t *testing.T) {
+	parent := t.TempDir()
+	if os.Geteuid() == 0 { // the server then runs as postgres, which must reach its directory
+		require.NoError(t, os.Chmod(parent, 0o755))
+		require.NoError(t, os.Chmod(filepath.Dir(parent), 0o755))
+	}
+	dir := filepath.Join(parent, "pg")
+	dbURL := dbtest.NewDatabase(t)
+	out, err := ragdCmd(t, dbURL, "db", "start", "--dir", dir).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	t.Cleanup(func() {
+		out, err := ragdCmd(t, dbURL, "db", "stop", "--dir", dir, "--force").CombinedOutput()
+		require.NoError(t, err, "%s", out)
+	})
+	out, err = ragdCmd(t, dbURL, "db", "start", "--dir", dir, "--set", "work_mem=8MB").CombinedOutput()
+	require.Error(t, err, "%s", out)
+	require.Contains(t, string(out), "--set: the server in "+dir+" runs already")
+	out, err = ragdCmd(t, dbURL, "db", "start", "--dir", dir).CombinedOutput()
+	require.NoError(t, err, "%s", out)
 }

@@ -27,9 +27,8 @@ import (
 // read as one without a cue (a cued clause's cue features that no un-cued clause can carry are
 // left out, so the words of a rule carry the weight the cues carried), at a stricter threshold
 // (UncuedThreshold), among the types the conventions allow it (open): nothing but the model
-// speaks for it. The pair of cued models is trained on cued clauses
-// only. The un-cued pair also finds the failure of a message read as DEBUGGING when no clause
-// has a cue of failure (Detect).
+// speaks for it. The pair of cued models is trained on cued clauses only. The un-cued pair also
+// finds the failure of a message read as DEBUGGING when no clause has a cue of failure (Detect).
 //
 // A clause is judged alone, so a rule-like clause of a message that asks for nothing ("it
 // should match the header", "I only mount it once" in a bug report) reads as a rule. The gate is

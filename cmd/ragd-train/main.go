@@ -385,9 +385,8 @@ func invariantPerturbed(w, progress io.Writer, data, options string, k, folds in
 // merged over the shipped ones, paired over k perturbations of training (invariant.Compare): per
 // metric the K-means of both, the mean difference with the per-k differences, and the paired
 // bootstrap intervals of the typed micro-F1 difference and of the safety spans found on the
-// extra rows. B is this tree's detector with the
-// shipped options, or, with against, the predictions -task invariant-perturbed wrote in another
-// tree.
+// extra rows. B is this tree's detector with the shipped options, or, with against, the
+// predictions -task invariant-perturbed wrote in another tree.
 func invariantCompare(w, progress io.Writer, data, options, against string, k, folds int) error {
 	if k < 1 {
 		return fmt.Errorf("-k must be at least 1, not %d", k)

@@ -334,6 +334,7 @@ func kongSpelling(name string) string {
 // is not in args) says so, as kong's own errors do, so that it names what the user typed:
 // "--fresh-k (from envar RAGD_FRESH_K) must be in 1..1000, got 0".
 func parseArgs(p *kong.Kong, args []string) (*kong.Context, error) {
+	args = joinNegativeValues(p.Model, args)
 	kctx, err := p.Parse(args)
 	if err == nil || strings.Contains(err.Error(), "envar") {
 		return kctx, err
@@ -355,6 +356,39 @@ func parseArgs(p *kong.Kong, args []string) (*kong.Context, error) {
 		return kctx, err
 	}
 	return kctx, envarError{msg, err}
+}
+
+// negative is an argument that can only be a negative number or duration (-1, -0.5, -1s): ragd
+// has no short flag that is a digit.
+var negative = regexp.MustCompile(`^-\.?[0-9]`)
+
+// joinNegativeValues writes "--flag -1" as "--flag=-1" for every flag that takes a value. Kong
+// reads a separate "-1" as a short flag and fails with "expected float value but got "-1"
+// (short flag)"; joined, the value reaches the flag's own check, which names the flag and its
+// range. Arguments after "--" are left alone.
+func joinNegativeValues(app *kong.Application, args []string) []string {
+	takesValue := map[string]bool{}
+	_ = kong.Visit(app, func(n kong.Visitable, next kong.Next) error {
+		if f, ok := n.(*kong.Flag); ok && !f.IsBool() && !f.IsCounter() {
+			for _, name := range append([]string{f.Name}, f.Aliases...) {
+				takesValue["--"+name] = true
+			}
+		}
+		return next(nil)
+	})
+	out := make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		if args[i] == "--" {
+			return append(out, args[i:]...)
+		}
+		if takesValue[args[i]] && i+1 < len(args) && negative.MatchString(args[i+1]) {
+			out = append(out, args[i]+"="+args[i+1])
+			i++
+			continue
+		}
+		out = append(out, args[i])
+	}
+	return out
 }
 
 // envarError is a parse error whose text names the variables behind its flags; it unwraps to

@@ -117,6 +117,38 @@ func TestConfigErrorsNameTheFlag(t *testing.T) {
 	}
 }
 
+// A negative number given as a separate argument ("--carry-weight -1", as most users type it)
+// reaches the flag's own check, which names the flag and its range, rather than kong's "-1
+// (short flag)"; a negative value a flag allows is taken.
+func TestConfigNegativeValueAsSeparateArgument(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"version", "--carry-weight", "-1"}, "--carry-weight must be a number >= 0 (0 turns it off), got -1"},
+		{[]string{"version", "--carry-decay", "-1"}, "--carry-decay must be in (0, 1], got -1"},
+		{[]string{"version", "--bm25-frequent-share", "-.5"}, "--bm25-frequent-share must be in [0, 1)"},
+		{[]string{"version", "--drift-hold", "-1s"}, "--drift-hold must not be negative"},
+	} {
+		t.Run(tc.want, func(t *testing.T) {
+			_, err := parse(t, nil, tc.args...)
+			require.Error(t, err)
+			require.True(t, strings.HasPrefix(err.Error(), tc.want), "the error names the flag and its range: %v", err)
+		})
+	}
+	for _, flag := range askFlags {
+		t.Run(flag, func(t *testing.T) {
+			_, err := parse(t, nil, "version", flag, "-7")
+			require.Error(t, err, "a negative %s is refused", flag)
+			require.True(t, strings.HasPrefix(err.Error(), flag+" "), "the error starts with the flag: %v", err)
+		})
+	}
+	cli, err := parse(t, nil, "serve", "--upload-async-bytes", "-1", "--rrf-k", "7")
+	require.NoError(t, err, "-1 is --upload-async-bytes' documented \"never\"")
+	require.Equal(t, int64(-1), cli.Serve.UploadAsyncBytes)
+	require.Equal(t, 7, cli.RRFK, "the flags after the joined pair are read")
+}
+
 // The flags' defaults are the pipeline's product defaults: with no flag, the Config ragd runs
 // with is ask.DefaultConfig().
 func TestConfigDefaultsAreTheProductDefaults(t *testing.T) {

@@ -81,6 +81,8 @@ func TestConfigRefusesBadSettings(t *testing.T) {
 		{[]string{"version", "--drift-min-turns", "0"}, nil, "--drift-min-turns must be at least 1"},
 		{[]string{"version", "--drift-baseline", "TASK:1"}, nil, "--drift-baseline: "},
 		{[]string{"version", "--drift-baseline", "CHAT=1"}, nil, `--drift-baseline: unknown mode "CHAT"`},
+		{[]string{"version", "--drift-baseline", "TASK=often"}, nil, `--drift-baseline: "TASK=often": strconv.ParseFloat: parsing "often": invalid syntax; want observed, or MODE=share pairs such as TASK=0.3,LEARNING=0.4,GENERAL=0.3 (modes: TASK, EXPLORATION, DEBUGGING, LEARNING, GENERAL)`},
+		{[]string{"version"}, map[string]string{"RAGD_DRIFT_BASELINE": "CHAT=1"}, `--drift-baseline (from envar RAGD_DRIFT_BASELINE): unknown mode "CHAT"; want observed, or MODE=share pairs`},
 		{[]string{"version", "--error-factor", "0.5"}, nil, "--error-factor must be at least 1"},
 		{[]string{"version", "--error-baseline", "2"}, nil, "--error-baseline must be in 0..1"},
 		{[]string{"version", "--error-baseline", "often"}, nil, "--error-baseline: \"often\" is neither observed nor a number"},

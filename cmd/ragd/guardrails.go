@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -49,11 +50,20 @@ func (c *Config) driftConfig(persisted map[string]mode.Baseline, save func(strin
 	if c.DriftBaseline != "observed" {
 		b, err := mode.ParseBaseline(c.DriftBaseline)
 		if err != nil {
-			return d, fmt.Errorf("--drift-baseline: %w (or observed)", err)
+			return d, fmt.Errorf("--drift-baseline: %w; want observed, or MODE=share pairs such as TASK=0.3,LEARNING=0.4,GENERAL=0.3 (modes: %s)", err, modeNames())
 		}
 		d.Baselines = map[string]mode.Baseline{mode.Any: b} // the flag overrides what was saved
 	}
 	return d, nil
+}
+
+// modeNames lists the modes a baseline may name, for the error that shows the expected form.
+func modeNames() string {
+	names := make([]string, len(mode.Modes))
+	for i, m := range mode.Modes {
+		names[i] = string(m)
+	}
+	return strings.Join(names, ", ")
 }
 
 func (c *Config) errorRateConfig() (mode.ErrorRateConfig, error) {

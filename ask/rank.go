@@ -370,13 +370,15 @@ func (p *Pipeline) describe(ctx context.Context, kept []Candidate) ([]Source, er
 }
 
 // origins names the kinds of lists that found a passage, in a fixed order: fresh BM25 and vector
-// (per-entity compare searches count as fresh), carry (the carried list, or searches within the
-// carried sources), kg.
+// (per-entity compare searches count as fresh), carry (the carried list, searches within the
+// carried sources, the context search), focus (the conversation focus's search), kg.
 func origins(ranks map[string]int) []string {
 	has := map[string]bool{}
 	for name := range ranks {
 		switch {
-		case name == "carry" || strings.HasPrefix(name, "sources-") || strings.HasPrefix(name, "context-") || strings.HasPrefix(name, "focus"):
+		case strings.HasPrefix(name, "focus"):
+			has["focus"] = true
+		case name == "carry" || strings.HasPrefix(name, "sources-") || strings.HasPrefix(name, "context-"):
 			has["carry"] = true
 		case strings.HasSuffix(name, "bm25"):
 			has["bm25"] = true
@@ -387,7 +389,7 @@ func origins(ranks map[string]int) []string {
 		}
 	}
 	var out []string
-	for _, name := range []string{"bm25", "vector", "carry", "kg"} {
+	for _, name := range []string{"bm25", "vector", "carry", "focus", "kg"} {
 		if has[name] {
 			out = append(out, name)
 		}

@@ -221,7 +221,9 @@ func record(r turnRecord, st *ragd.ConversationState) *ragd.TurnWrite {
 		}
 		u.Chunks = append(u.Chunks, s.ChunkID)
 		u.Facts = append(u.Facts, s.Facts...)
-		u.Carried = u.Carried || slices.Contains(s.Origins, "carry")
+		// The focus searches what the conversation is about: its hits are carried on, like the
+		// carried list's.
+		u.Carried = u.Carried || slices.Contains(s.Origins, "carry") || slices.Contains(s.Origins, "focus")
 		used[s.DocID] = u
 	}
 	// A pinned document the conversation had not seen, and that this turn did not return, still

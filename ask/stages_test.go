@@ -126,3 +126,15 @@ func TestDedupeListsKeepsTheMostVotedChunk(t *testing.T) {
 		require.Equal(t, []int64{2}, l.IDs, l.Name)
 	}
 }
+
+// A source's origins name the kinds of lists that found it: the conversation focus's search is
+// "focus", apart from "carry" (the carried list and the searches within or around the carried
+// sources), so a client can tell a carried source from one the focus found.
+func TestOriginsLabelFocusApartFromCarry(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, []string{"focus"}, origins(map[string]int{"focus-bm25": 1}))
+	require.Equal(t, []string{"bm25", "carry", "focus", "kg"},
+		origins(map[string]int{"kg": 4, "focus-bm25": 2, "carry": 3, "bm25": 1}))
+	require.Equal(t, []string{"vector", "carry"},
+		origins(map[string]int{"sources-bm25": 1, "context-bm25": 2, "compare-vector": 1}))
+}

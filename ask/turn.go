@@ -58,7 +58,7 @@ type Source struct {
 	Score     float64
 	Fused     float64
 	Rerank    *float64
-	Origins   []string // the lists that found it: bm25, vector, carry, kg
+	Origins   []string // the lists that found it: bm25, vector, carry, focus, kg
 	Facts     []ragd.Fact
 	// Referred is the words by which the turn referred to the source ("the second one").
 	Referred string

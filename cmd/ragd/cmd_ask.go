@@ -21,6 +21,10 @@ type askCmd struct {
 	JSON         bool          `help:"Print the response as JSON."`
 }
 
+// sharedFlags are the shared flags ask reads: only the log's, for its own errors. The others
+// configure the server it asks.
+func (askCmd) sharedFlags() []string { return []string{"log-level", "log-format"} }
+
 // Run asks a running server one question and prints its answer and sources: a client for
 // trying ragd from a terminal without other tools.
 func (c askCmd) Run(ctx context.Context) error {

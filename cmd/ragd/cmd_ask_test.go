@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 
+	"github.com/alecthomas/kong"
 	"github.com/stretchr/testify/require"
 )
 
@@ -27,4 +29,30 @@ func TestAskSendsTheKey(t *testing.T) {
 	require.Contains(t, string(out), "conversation ")
 	require.Contains(t, string(out), "[A] Home Fire Safety")
 	require.NotContains(t, string(out), key, "the key is never printed")
+}
+
+// `ragd ask --help` lists the flags ask reads, not the server's; the server's help still
+// lists them all (hiding them for ask's help does not outlast it).
+func TestAskHelpListsAsksFlags(t *testing.T) {
+	help := func(args ...string) string {
+		var cli CLI
+		var out bytes.Buffer
+		p, err := kong.New(&cli, envars("RAGD"), kong.Help(commandHelp), kong.Writers(&out, &out), kong.Exit(func(int) {}))
+		require.NoError(t, err)
+		_, _ = parseArgs(p, args)
+		return out.String()
+	}
+	ask := help("ask", "--help")
+	for _, flag := range []string{"<message>", "--url", "--conversation", "--key", "--wait", "--json", "--log-level", "--log-format", "--help"} {
+		require.Contains(t, ask, flag)
+	}
+	for _, flag := range []string{"--data-dir", "--database-url", "--carry-weight", "--embed-model", "--drift-baseline"} {
+		require.NotContains(t, ask, flag, "ask does not read %s", flag)
+	}
+	require.Less(t, strings.Count(ask, "\n"), 40, "%s", ask)
+
+	serve := help("serve", "--help")
+	require.Contains(t, serve, "--carry-weight")
+	require.Contains(t, serve, "--data-dir")
+	require.Contains(t, help("ask", "--help"), "--url", "asked twice, the same help")
 }

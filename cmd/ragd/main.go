@@ -39,6 +39,7 @@ func main() {
 		kong.Description("Retrieval server for chat applications: hybrid search, conversation carry-over, auditable citations."),
 		envars("RAGD"),
 		kong.UsageOnError(),
+		kong.Help(commandHelp),
 	)
 	kctx, err := parseArgs(parser, os.Args[1:])
 	parser.FatalIfErrorf(err)
@@ -55,6 +56,39 @@ func main() {
 		logger.Error("ragd failed", slog.String("command", kctx.Command()), slog.String("error", err.Error()))
 		os.Exit(1)
 	}
+}
+
+// sharedFlagReader is a command that reads only a few of the shared flags (Config): its help
+// lists those, and not the server's two hundred it would ignore.
+type sharedFlagReader interface{ sharedFlags() []string }
+
+// commandHelp is kong's help, with the shared flags a sharedFlagReader does not read hidden.
+func commandHelp(o kong.HelpOptions, ctx *kong.Context) error {
+	sel := ctx.Selected()
+	if sel == nil || !sel.Target.IsValid() {
+		return kong.DefaultHelpPrinter(o, ctx)
+	}
+	r, ok := sel.Target.Interface().(sharedFlagReader)
+	if !ok {
+		return kong.DefaultHelpPrinter(o, ctx)
+	}
+	keep := map[string]bool{"help": true}
+	for _, name := range r.sharedFlags() {
+		keep[name] = true
+	}
+	var hidden []*kong.Flag
+	for _, f := range ctx.Model.Flags {
+		if !f.Hidden && !keep[f.Name] {
+			f.Hidden = true
+			hidden = append(hidden, f)
+		}
+	}
+	defer func() { // the model outlives this help (tests parse again)
+		for _, f := range hidden {
+			f.Hidden = false
+		}
+	}()
+	return kong.DefaultHelpPrinter(o, ctx)
 }
 
 // newLogger writes to stderr through a redacting handler: no log line carries a URL's password,

@@ -7,7 +7,8 @@
 // rebuild, never a citation.
 //
 // On disk, dir holds layout.bolt (the sequence every tenant's index is caught up to, and the
-// lock that keeps a second process out) and tenants/<tenant id>/, one bleve index each, created
+// lock that keeps a second process out), layout.holder (who has the lock, for the error of a
+// process that finds it taken) and tenants/<tenant id>/, one bleve index each, created
 // when the tenant's first chunk arrives and opened when first read or written. Options.MaxOpen
 // bounds how many tenants' indexes are open at once: each holds files (its segments and bolt
 // file), memory and goroutines, which would otherwise grow with the number of tenants ever read.
@@ -38,7 +39,6 @@ import (
 	"github.com/blevesearch/bleve/v2/search/query"
 	"github.com/google/uuid"
 	bolt "go.etcd.io/bbolt"
-	bolterrors "go.etcd.io/bbolt/errors"
 
 	"github.com/ragd/ragd"
 )
@@ -149,19 +149,18 @@ func open(dir string, logger *slog.Logger, o Options, fresh bool) (*Index, error
 		return nil, fmt.Errorf("index: %w", err)
 	}
 	// The layout file is the lock: give up quickly rather than hang behind a running server.
-	db, err := bolt.Open(filepath.Join(dir, "layout.bolt"), 0o644, &bolt.Options{Timeout: 2 * time.Second})
-	if errors.Is(err, bolterrors.ErrTimeout) {
-		return nil, fmt.Errorf("index %s: %w", dir, ErrLocked)
-	}
+	db, err := openLayout(dir, logger)
 	if err != nil {
-		return nil, fmt.Errorf("index: opening %s: %w", dir, err)
+		return nil, err
 	}
 	ix := &Index{dir: dir, logger: logger, opts: o, layout: db, shards: map[uuid.UUID]*shard{}, pending: map[uuid.UUID]chan struct{}{}}
 	if err := ix.readLayout(fresh); err != nil {
+		releaseHolder(dir)
 		db.Close()
 		return nil, err
 	}
 	if ix.empty, err = emptyShard(); err != nil {
+		releaseHolder(dir)
 		db.Close()
 		return nil, err
 	}
@@ -399,6 +398,7 @@ func (ix *Index) Close() error {
 	}
 	clear(ix.shards)
 	ix.lru.Init()
+	releaseHolder(ix.dir)
 	errs = append(errs, ix.empty.bleve.Close(), ix.layout.Close())
 	return errors.Join(errs...)
 }

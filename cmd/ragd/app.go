@@ -145,10 +145,19 @@ func (a *app) openIndex(ctx context.Context, dir string, optional bool) error {
 		return nil
 	}
 	if err != nil {
-		return err
+		return withLockAdvice(err)
 	}
 	a.index = ix
 	a.closers = append(a.closers, func() { ix.Close() })
 	_, err = ix.CatchUp(ctx, a.store)
 	return err
+}
+
+// withLockAdvice says what to do about an index another process holds (index.LockedError says
+// which lock, and who holds it when known).
+func withLockAdvice(err error) error {
+	if !errors.Is(err, index.ErrLocked) {
+		return err
+	}
+	return fmt.Errorf("%w; stop the process that holds it (a running ragd serve?) and try again (a second server needs its own --index-dir)", err)
 }

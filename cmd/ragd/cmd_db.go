@@ -67,7 +67,7 @@ func (c reindexCmd) Run(ctx context.Context, a *app) error {
 		return nil
 	}
 	if err != nil {
-		return err
+		return withLockAdvice(err)
 	}
 	defer ix.Close()
 	n, err := ix.DocCount()

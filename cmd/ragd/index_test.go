@@ -72,6 +72,17 @@ func TestReindexBesideARunningServer(t *testing.T) {
 	out, err = ragdCmd(t, dbURL, "--data-dir", data, "reindex").CombinedOutput()
 	require.Error(t, err, "%s", out)
 	require.Contains(t, string(out), "open in another process")
+	require.Contains(t, string(out), "layout.bolt is held by pid", "which lock, and who holds it")
+	require.Contains(t, string(out), "stop the process that holds it", "and what to do")
+
+	// ingest beside the server says what it waits for before it waits, then leaves the index
+	// to the server.
+	corpus, err := filepath.Abs("../../testdata/corpus")
+	require.NoError(t, err)
+	out, err = ragdCmd(t, dbURL, "--data-dir", data, "ingest", corpus).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Equal(t, 1, strings.Count(string(out), "waiting for the BM25 index's lock"), "%s", out)
+	require.Contains(t, string(out), "catches up from the database by itself")
 }
 
 // ingestedDataDir makes a new database and a data directory into which `ragd ingest` put

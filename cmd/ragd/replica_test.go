@@ -32,7 +32,7 @@ func TestMain(m *testing.M) {
 		main()
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	os.Exit(dbtest.Main(m))
 }
 
 // ragdCmd runs ragd (this test binary as main) with args against the database at url, as ragd

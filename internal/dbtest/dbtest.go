@@ -2,6 +2,12 @@
 // (cloned from a template, dropped afterwards), or a transaction on a shared migrated database
 // that is rolled back when the test ends. The server comes from RAGD_TEST_DATABASE_URL, which
 // scripts/test.sh sets after starting a throwaway cluster.
+//
+// The template and the shared database are made once per server and migration content and
+// shared by the test processes running at the same time (go test runs packages in parallel).
+// Each such process holds a shared advisory lock on them while it runs; a package using dbtest
+// calls Main from its TestMain, which on the way out drops both when no other process holds the
+// lock, so a test run leaves no database behind.
 package dbtest
 
 import (
@@ -11,6 +17,7 @@ import (
 	"fmt"
 	neturl "net/url"
 	"os"
+	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -91,17 +98,103 @@ func ensureDatabase(t testing.TB, db string, from string) {
 	}
 }
 
-func templateName() string { return "ragd_test_tmpl_" + migrations.Fingerprint() }
+// prefix begins the name of every database dbtest makes (dbtest's own test changes it, to
+// watch databases no other test process uses).
+var prefix = "ragd_test_"
+
+func templateName() string { return prefix + "tmpl_" + migrations.Fingerprint() }
+
+func sharedName() string { return prefix + "tx_" + migrations.Fingerprint() }
+
+// use is this process's hold on the template and the shared database: a session holding the
+// shared advisory lock (hashtext(template), 0) from the first test that needs them until Main
+// ends (or the process dies, which ends the session).
+var use struct {
+	sync.Mutex
+	main bool // Main runs this process's tests
+	conn *pgx.Conn
+}
+
+// Main runs a package's tests (call it from TestMain: os.Exit(dbtest.Main(m))) and then drops
+// the template and the shared database, unless another test process still holds them.
+func Main(m *testing.M) int {
+	use.Lock()
+	use.main = true
+	use.Unlock()
+	code := m.Run()
+	use.Lock()
+	defer use.Unlock()
+	if use.conn == nil {
+		return code // no test here needed them
+	}
+	ctx := context.Background()
+	_ = use.conn.Close(ctx) // lets go of this process's hold
+	use.conn = nil
+	if err := dropUnused(ctx); err != nil {
+		fmt.Fprintf(os.Stderr, "dbtest: leaving the test template behind: %v\n", err)
+	}
+	return code
+}
+
+// hold takes this process's hold on the template and the shared database, once.
+func hold(t testing.TB) {
+	t.Helper()
+	use.Lock()
+	defer use.Unlock()
+	if use.conn != nil {
+		return
+	}
+	if !use.main {
+		t.Fatalf("dbtest: the package's TestMain must run its tests with dbtest.Main (os.Exit(dbtest.Main(m))), which drops the test databases afterwards")
+	}
+	conn := connect(t, withDatabase(t, ServerURL(t), "postgres"))
+	// Waits while a process that ended is dropping them; it is recreated afterwards.
+	if _, err := conn.Exec(context.Background(), "SELECT pg_advisory_lock_shared(hashtext($1), 0)", templateName()); err != nil {
+		t.Fatalf("dbtest: holding the template: %v", err)
+	}
+	use.conn = conn
+}
+
+// dropUnused drops the template and the shared database if no test process holds them.
+func dropUnused(ctx context.Context) error {
+	u := os.Getenv(EnvURL)
+	pu, err := neturl.Parse(u)
+	if err != nil {
+		return err
+	}
+	pu.Path = "/postgres"
+	admin, err := pgx.Connect(ctx, pu.String())
+	if err != nil {
+		return err
+	}
+	defer admin.Close(ctx)
+	var free bool
+	if err := admin.QueryRow(ctx, "SELECT pg_try_advisory_lock(hashtext($1), 0)", templateName()).Scan(&free); err != nil {
+		return err
+	}
+	if !free {
+		return nil // another test process runs; the last one drops them
+	}
+	// Not WITH (FORCE): a session still in either (a test process that does not hold the lock)
+	// keeps it.
+	for _, db := range []string{sharedName(), templateName()} {
+		if _, err := admin.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{db}.Sanitize()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // NewDatabase creates a migrated database for this test alone and returns its URL. It is dropped
 // when the test ends. Use it when the code under test opens its own pool or commits.
 func NewDatabase(t testing.TB) string {
 	t.Helper()
 	tmpl := templateName()
+	hold(t)
 	ensureDatabase(t, tmpl, "")
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
-	name := "ragd_test_" + hex.EncodeToString(b)
+	name := prefix + hex.EncodeToString(b)
 	ctx := context.Background()
 	admin := connect(t, withDatabase(t, ServerURL(t), "postgres"))
 	defer admin.Close(ctx)
@@ -123,8 +216,9 @@ func NewDatabase(t testing.TB) string {
 // ends, so tests see an empty schema and leave nothing behind.
 func TestTx(t testing.TB) pgx.Tx {
 	t.Helper()
-	shared := "ragd_test_tx_" + migrations.Fingerprint()
+	shared := sharedName()
 	tmpl := templateName()
+	hold(t)
 	ensureDatabase(t, tmpl, "")
 	ensureDatabase(t, shared, tmpl)
 	ctx := context.Background()

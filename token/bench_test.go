@@ -1,6 +1,7 @@
 package token
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -56,4 +57,22 @@ func BenchmarkCountCold(b *testing.B) {
 			encode(text)
 		}
 	})
+}
+
+// BenchmarkCountLongWord counts one word without spaces of 2, 4 and 8 KiB (a question may be
+// 8192 bytes): the BPE's merges are quadratic in a piece's length, so time per byte should stay
+// flat as the word grows.
+//
+//	go test ./token -run '^$' -bench CountLongWord -count 6
+func BenchmarkCountLongWord(b *testing.B) {
+	for _, n := range []int{2048, 4096, 8192} {
+		w := strings.Repeat("qwertyuiopasdfghjklzxcvbnm", n/26+1)[:n]
+		b.Run(fmt.Sprintf("bytes=%d", n), func(b *testing.B) {
+			b.SetBytes(int64(n))
+			Count(w)
+			for b.Loop() {
+				Count(w)
+			}
+		})
+	}
 }

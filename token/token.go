@@ -44,18 +44,65 @@ func encoding() *tiktoken.Tiktoken {
 // exactly as the sum of its words cut before each such space ("The", " quick", " fox."), and
 // words recur: each is counted once and remembered. TestCountMatchesTheEncoder checks the sum
 // against the encoder on every text of the evaluation data.
+//
+// A word longer than longestPiece is the exception: see longestPiece.
 func Count(s string) int {
-	n, start := 0, 0
+	n := 0
+	eachWord(s, func(w string) { n += countWord(w) })
+	return n
+}
+
+// eachWord calls f with the words of s, in order, as Count cuts them: together they are s.
+func eachWord(s string, f func(string)) {
+	start := 0
 	for i := 1; i < len(s); i++ {
 		if s[i] == ' ' && cuttable(s[:i]) {
-			n += countWord(s[start:i])
+			f(s[start:i])
 			start = i
 		}
 	}
 	if start < len(s) {
-		n += countWord(s[start:])
+		f(s[start:])
 	}
-	return n
+}
+
+// longestPiece bounds the text the BPE encodes at once: its merges cost time quadratic in the
+// length of a piece of text without spaces, so one 8 KiB "word" in a question took some 40 ms to
+// count (BenchmarkCountLongWord). A longer word is counted, and encoded by Truncate, in pieces of
+// at most this many bytes cut on rune boundaries, in time linear in its length; its count can
+// then differ from the encoder's by a token or so per cut (a merge across the cut is not made).
+// No word of the evaluation data is this long (TestCountMatchesTheEncoder).
+const longestPiece = 256
+
+// eachPiece calls f with w cut into pieces of at most longestPiece bytes.
+func eachPiece(w string, f func(string)) {
+	for len(w) > longestPiece {
+		i := longestPiece
+		for i > 1 && !utf8.RuneStart(w[i]) {
+			i--
+		}
+		f(w[:i])
+		w = w[i:]
+	}
+	f(w)
+}
+
+// encodeIDs encodes s as the encoder does, except for words longer than longestPiece, which are
+// encoded piece by piece. Words are encoded apart from each other exactly, so runs of ordinary
+// words go to the encoder whole.
+func encodeIDs(s string) []int {
+	e := encoding()
+	var ids []int
+	run, off := 0, 0 // s[run:off] is ordinary words not yet encoded
+	eachWord(s, func(w string) {
+		if len(w) > longestPiece {
+			ids = append(ids, e.EncodeOrdinary(s[run:off])...)
+			eachPiece(w, func(p string) { ids = append(ids, e.EncodeOrdinary(p)...) })
+			run = off + len(w)
+		}
+		off += len(w)
+	})
+	return append(ids, e.EncodeOrdinary(s[run:])...)
 }
 
 // cuttable says whether text before a space ends in a character the pre-tokenizer never joins
@@ -82,6 +129,11 @@ var words = memo.New[int32](256 * 1024)
 const longestWord = 48
 
 func countWord(w string) int {
+	if len(w) > longestPiece {
+		n := 0
+		eachPiece(w, func(p string) { n += encode(p) })
+		return n
+	}
 	if len(w) > longestWord {
 		return encode(w)
 	}
@@ -93,12 +145,11 @@ func Truncate(s string, max int) string {
 	if max <= 0 {
 		return ""
 	}
-	e := encoding()
-	ids := e.EncodeOrdinary(s)
+	ids := encodeIDs(s)
 	if len(ids) <= max {
 		return s
 	}
-	return e.Decode(ids[:max])
+	return encoding().Decode(ids[:max])
 }
 
 // Fit returns the longest prefix of s, cut on a token boundary and without trailing space, that

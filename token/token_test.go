@@ -134,8 +134,38 @@ func FuzzCount(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if want := encode(s); Count(s) != want {
+		long := false
+		eachWord(s, func(w string) { long = long || len(w) > longestPiece })
+		if want := encode(s); !long && Count(s) != want {
 			t.Fatalf("Count(%q) = %d, the encoder says %d", s, Count(s), want)
 		}
+		if n := len(encodeIDs(s)); Count(s) != n {
+			t.Fatalf("Count(%q) = %d, Truncate's encoding has %d tokens", s, Count(s), n)
+		}
 	})
+}
+
+// A word longer than longestPiece (no spaces: a pasted hash, a run of letters) is counted and
+// truncated in pieces, in time linear in its length: its count stays within a token per cut of
+// the encoder's, and Truncate still returns a prefix of it with at most the tokens asked for.
+func TestLongWordCountsInPieces(t *testing.T) {
+	t.Parallel()
+	for _, w := range []string{
+		strings.Repeat("a", 8192),
+		"what is " + strings.Repeat("qwertyuiopasdfghjklzxcvbnm", 315) + " here?",
+		strings.Repeat("1234567", 1000),
+		strings.Repeat("\u6771\u4eac", 1000), // 3-byte runes: cuts fall on rune boundaries
+		"https://example.com/" + strings.Repeat("abc/def_", 100),
+	} {
+		cuts := len(w) / longestPiece
+		require.InDelta(t, encode(w), Count(w), float64(cuts), "%.40q", w)
+		require.Equal(t, Count(w), len(encodeIDs(w)))
+		for _, max := range []int{1, 100, Count(w) - 1} {
+			p := Truncate(w, max)
+			require.True(t, strings.HasPrefix(w, p), "%.40q", p)
+			require.LessOrEqual(t, len(encodeIDs(p)), max)
+			require.NotEmpty(t, p)
+		}
+		require.Equal(t, w, Truncate(w, Count(w)))
+	}
 }

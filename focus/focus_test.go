@@ -2,6 +2,7 @@ package focus_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -180,5 +181,24 @@ func TestSaid(t *testing.T) {
 		{0, 1, 1, "unknown information"},
 	} {
 		require.InDelta(t, c.want, focus.Said(c.info, c.enough), 1e-12, c.why)
+	}
+}
+
+// BenchmarkLinkLongWord links a question with one word without spaces of 2, 4 and 8 KiB (a
+// question may be 8192 bytes): a word that long is one edit from no title word, so its time
+// should be that of reading it.
+//
+//	go test ./focus -run '^$' -bench LinkLongWord -count 6
+func BenchmarkLinkLongWord(b *testing.B) {
+	g := focus.NewGazetteer(titles, index.Terms, stats(), focus.DefaultGazetteerConfig())
+	df := func(ws []string) map[string]int { return map[string]int{} }
+	for _, n := range []int{2048, 4096, 8192} {
+		q := "is the " + strings.Repeat("qwertyuiopasdfghjklzxcvbnm", n/26+1)[:n] + " near the gonville?"
+		b.Run(fmt.Sprintf("bytes=%d", n), func(b *testing.B) {
+			b.SetBytes(int64(n))
+			for b.Loop() {
+				g.Link(q, df)
+			}
+		})
 	}
 }

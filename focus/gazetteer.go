@@ -38,6 +38,7 @@ type Gazetteer struct {
 	df       map[string]int   // title word -> chunks that have it, in any field
 	nameness map[string]float64
 	edits    map[string][]string // a title word with one letter deleted -> the title words
+	longest  int                 // bytes of the longest title word
 }
 
 type name struct {
@@ -80,6 +81,7 @@ func NewGazetteer(titles []string, analyze func(string) []string, stats map[stri
 		g.names = append(g.names, name{text: strings.TrimSpace(t), terms: terms})
 		for _, w := range distinct(terms) {
 			g.inTitles[w]++
+			g.longest = max(g.longest, len(w))
 		}
 	}
 	for i, n := range g.names {
@@ -275,9 +277,11 @@ func (g *Gazetteer) only(n int, words []string) bool {
 const typoRarity = 10
 
 // typos returns the title words one edit (a deletion, insertion, substitution or swap of
-// neighbours) away from w, for words of five letters or more.
+// neighbours) away from w, for words of five letters or more. A word longer than every title
+// word but one letter is one edit from none, and is not looked at: its deletions would cost time
+// quadratic in its length (an 8 KiB word in a question, BenchmarkLinkLongWord).
 func (g *Gazetteer) typos(w string) []string {
-	if len(w) < 5 {
+	if len(w) < 5 || len(w) > g.longest+1 {
 		return nil
 	}
 	var out []string

@@ -16,8 +16,8 @@ import (
 	bolterrors "go.etcd.io/bbolt/errors"
 )
 
-// LockWait is how long opening an index waits for another process to let go of it.
-const LockWait = 2 * time.Second
+// lockWait is how long opening an index waits for another process to let go of it.
+const lockWait = 2 * time.Second
 
 // LockedError is ErrLocked with what the opener knows: the lock file, who holds it (when the
 // holder left its name) and how long it waited.
@@ -39,7 +39,7 @@ func (e *LockedError) Error() string {
 func (e *LockedError) Is(target error) bool { return target == ErrLocked }
 
 // openLayout opens (and so locks) dir's layout.bolt. Held by another process, it logs once what
-// it waits for and who holds it, then waits up to LockWait: a server holds it as long as it
+// it waits for and who holds it, then waits up to lockWait: a server holds it as long as it
 // runs, and a silent wait looks like a hang.
 func openLayout(dir string, logger *slog.Logger) (*bolt.DB, error) {
 	lock := filepath.Join(dir, "layout.bolt")
@@ -48,10 +48,10 @@ func openLayout(dir string, logger *slog.Logger) (*bolt.DB, error) {
 	if errors.Is(err, bolterrors.ErrTimeout) {
 		holder := readHolder(dir)
 		logger.Info("waiting for the BM25 index's lock, held by another process", slog.String("lock", lock),
-			slog.String("holder", cmp.Or(holder, "unknown")), slog.Duration("wait", LockWait))
-		db, err = bolt.Open(lock, 0o644, &bolt.Options{Timeout: LockWait})
+			slog.String("holder", cmp.Or(holder, "unknown")), slog.Duration("wait", lockWait))
+		db, err = bolt.Open(lock, 0o644, &bolt.Options{Timeout: lockWait})
 		if errors.Is(err, bolterrors.ErrTimeout) {
-			return nil, fmt.Errorf("index %s: %w", dir, &LockedError{Lock: lock, Holder: readHolder(dir), Waited: LockWait})
+			return nil, fmt.Errorf("index %s: %w", dir, &LockedError{Lock: lock, Holder: readHolder(dir), Waited: lockWait})
 		}
 	}
 	if err != nil {

@@ -147,6 +147,7 @@ func TestDriftFallbackAndRecovery(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
 	resp, body = b.do(t, "PUT", "/v1/admin/drift/baseline", map[string]any{"distribution": map[string]float64{"CHAT": 1}})
 	require.Equal(t, http.StatusBadRequest, resp.StatusCode, "%s", body)
+	require.Contains(t, string(body), `distribution: `, "the error names the body's field")
 
 	for range 150 { // two hours and a quarter of nothing but debugging
 		clk.add(54 * time.Second)

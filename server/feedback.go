@@ -193,6 +193,10 @@ func (s *Server) setBaseline(c echo.Context) error {
 	for m, v := range dist {
 		b.Distribution[mode.Mode(strings.ToUpper(m))] = v
 	}
+	// Checked here too, so that the error names the body's field, not mode's.
+	if err := b.Validate(); err != nil {
+		return ragd.Invalidf("distribution", "%v", err)
+	}
 	tenant := ask.TenantOf(c.Request().Context())
 	if err := d.SetBaseline(tenant, b); err != nil {
 		return err

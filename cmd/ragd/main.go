@@ -38,7 +38,8 @@ func main() {
 		kong.Name("ragd"),
 		kong.Description("Retrieval server for chat applications: hybrid search, conversation carry-over, auditable citations."),
 		envars("RAGD"),
-		kong.UsageOnError(),
+		// The short usage: the full one is 300 lines and scrolls the error away.
+		kong.ShortUsageOnError(),
 		kong.Help(commandHelp),
 	)
 	kctx, err := parseArgs(parser, os.Args[1:])

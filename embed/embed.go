@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"path/filepath"
 	"sync"
 
 	"github.com/knights-analytics/hugot"
@@ -25,8 +24,7 @@ type Embedder struct {
 	dim     int
 	batch   int
 
-	tk      *encoder.Tokenizer          // ONNX Runtime
-	batcher *encoder.Batcher[[]float32] // ONNX Runtime
+	ort *encoder.ORTModel[[]float32] // ONNX Runtime
 
 	mu    sync.Mutex
 	run   func(texts []string) ([][]float32, error) // one batch, pure Go
@@ -64,26 +62,11 @@ func Open(cfg encoder.Config) (*Embedder, error) {
 }
 
 func (e *Embedder) openORT(cfg encoder.Config) error {
-	tk, err := encoder.NewTokenizer(e.model)
+	o, err := encoder.OpenORT(e.model, cfg, pool)
 	if err != nil {
 		return err
 	}
-	s, err := encoder.NewSession(e.model, cfg.Threads)
-	if err != nil {
-		return err
-	}
-	e.tk = tk
-	e.batcher = encoder.NewBatcher(cfg.BatchSize, !cfg.SoloBatches, func(seqs []encoder.Sequence) ([][]float32, error) {
-		out, err := s.Run(seqs)
-		if err != nil {
-			return nil, err
-		}
-		return pool(out, seqs)
-	})
-	e.close = func() error {
-		e.batcher.Close()
-		return s.Close()
-	}
+	e.ort, e.close = o, o.Close
 	return nil
 }
 
@@ -136,21 +119,14 @@ func normalize(v []float32) []float32 {
 }
 
 func (e *Embedder) openGo() error {
-	session, err := hugot.NewGoSession()
-	if err != nil {
-		return fmt.Errorf("hugot session: %w", err)
-	}
-	p, err := hugot.NewPipeline(session, hugot.FeatureExtractionConfig{
-		ModelPath:    e.model.Dir,
-		OnnxFilename: filepath.Base(e.model.OnnxFile),
-		Name:         "embed",
-		Options:      []hugot.FeatureExtractionOption{pipelines.WithNormalization()},
+	p, closeFn, err := encoder.GoPipeline(e.model, hugot.FeatureExtractionConfig{
+		Name:    "embed",
+		Options: []hugot.FeatureExtractionOption{pipelines.WithNormalization()},
 	})
 	if err != nil {
-		session.Destroy()
-		return fmt.Errorf("%w: %s: %w", encoder.ErrModel, e.model.Dir, err)
+		return err
 	}
-	e.close = session.Destroy
+	e.close = closeFn
 	e.run = func(texts []string) ([][]float32, error) {
 		out, err := p.RunPipeline(texts)
 		if err != nil {
@@ -172,15 +148,15 @@ func (e *Embedder) Dir() string { return e.model.Dir }
 
 // Embed returns one unit vector per text, in order. Texts run in batches of similar length.
 func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	if e.batcher != nil {
+	if e.ort != nil {
 		seqs := make([]encoder.Sequence, len(texts))
 		for i, t := range texts {
 			var err error
-			if seqs[i], err = e.tk.Encode(t); err != nil {
+			if seqs[i], err = e.ort.Tokenizer.Encode(t); err != nil {
 				return nil, fmt.Errorf("embed: %w", err)
 			}
 		}
-		vecs, err := e.batcher.Run(ctx, seqs)
+		vecs, err := e.ort.Run(ctx, seqs)
 		if err != nil {
 			return nil, fmt.Errorf("embed: %w", err)
 		}

@@ -109,6 +109,37 @@ func TestSessionThreadsDoNotSpin(t *testing.T) {
 	require.Equal(t, "0", spin)
 }
 
+// OpenORT runs the callers' sequences in one graph run, padded to the longest, and hands read
+// the whole output; after Close, Run fails with ErrClosed instead of reaching a freed session.
+func TestOpenORT(t *testing.T) {
+	t.Parallel()
+	m, err := encoder.Inspect(modeltest.Dir(t, modeltest.Embedding))
+	require.NoError(t, err)
+	cfg := encoder.Config{Runtime: encoder.ORT, ORTLibrary: modeltest.ORTLibrary()}.WithDefaults()
+	_, err = encoder.LoadORT(cfg.ORTLibrary)
+	require.NoError(t, err)
+	o, err := encoder.OpenORT(m, cfg, func(out encoder.Output, seqs []encoder.Sequence) ([][]int64, error) {
+		shapes := make([][]int64, len(seqs))
+		for i := range seqs {
+			shapes[i] = out.Shape
+		}
+		return shapes, nil
+	})
+	require.NoError(t, err)
+	short, err := o.Tokenizer.Encode("vitamin d")
+	require.NoError(t, err)
+	long, err := o.Tokenizer.Encode("vitamin d and bone loss in older adults")
+	require.NoError(t, err)
+	got, err := o.Run(t.Context(), []encoder.Sequence{short, long})
+	require.NoError(t, err)
+	want := []int64{2, int64(len(long.IDs)), int64(m.HiddenSize)}
+	require.Equal(t, [][]int64{want, want}, got)
+
+	require.NoError(t, o.Close())
+	_, err = o.Run(t.Context(), []encoder.Sequence{short})
+	require.ErrorIs(t, err, encoder.ErrClosed)
+}
+
 // Pair builds from token ids what EncodePair builds from text, to the id and the type: on
 // SciFact passages with questions, passages over the model's length, and odd text (a query
 // holding "[SEP]", empty sides, accents and CJK; invalid UTF-8 never gets here: requests and

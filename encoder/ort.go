@@ -1,6 +1,7 @@
 package encoder
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -160,6 +161,47 @@ func (s *Session) Run(seqs []Sequence) (Output, error) {
 
 // Close frees the session.
 func (s *Session) Close() error { return s.s.Destroy() }
+
+// ORTModel is a model's graph on ONNX Runtime, shared by concurrent callers: each caller
+// tokenizes its own inputs with Tokenizer, and Run puts them into graph runs shared with the
+// other callers' (Batcher).
+type ORTModel[T any] struct {
+	Tokenizer *Tokenizer
+	session   *Session
+	batcher   *Batcher[T]
+}
+
+// OpenORT opens m's tokenizer and graph on ONNX Runtime with cfg's threads and batching. read
+// turns one run's output into one result per sequence, in order.
+func OpenORT[T any](m *Model, cfg Config, read func(Output, []Sequence) ([]T, error)) (*ORTModel[T], error) {
+	tk, err := NewTokenizer(m)
+	if err != nil {
+		return nil, err
+	}
+	s, err := NewSession(m, cfg.Threads)
+	if err != nil {
+		return nil, err
+	}
+	b := NewBatcher(cfg.BatchSize, !cfg.SoloBatches, func(seqs []Sequence) ([]T, error) {
+		out, err := s.Run(seqs)
+		if err != nil {
+			return nil, err
+		}
+		return read(out, seqs)
+	})
+	return &ORTModel[T]{Tokenizer: tk, session: s, batcher: b}, nil
+}
+
+// Run returns one result per sequence, in order.
+func (o *ORTModel[T]) Run(ctx context.Context, seqs []Sequence) ([]T, error) {
+	return o.batcher.Run(ctx, seqs)
+}
+
+// Close stops the batcher before it frees the graph, so no run is left using a freed session.
+func (o *ORTModel[T]) Close() error {
+	o.batcher.Close()
+	return o.session.Close()
+}
 
 // Resolve turns the configured runtime into the one that will run: Auto becomes ORT when the
 // library loads and Go otherwise, with the reason in fallback. An explicit ORT that cannot load

@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"path/filepath"
 	"sync"
 
 	"github.com/knights-analytics/hugot"
@@ -25,8 +24,7 @@ type Scorer struct {
 	window  int                // passage tokens scored; 0 is the whole passage
 	wtk     *encoder.Tokenizer // cuts windows, on either runtime
 
-	tk      *encoder.Tokenizer        // ONNX Runtime
-	batcher *encoder.Batcher[float32] // ONNX Runtime
+	ort *encoder.ORTModel[float32] // ONNX Runtime
 
 	mu    sync.Mutex
 	run   func(query string, passages []string) ([]float32, error) // one batch, input order; pure Go
@@ -69,20 +67,7 @@ func Open(cfg encoder.Config, opts ...Option) (*Scorer, error) {
 }
 
 func (s *Scorer) openORT(cfg encoder.Config) error {
-	tk, err := encoder.NewTokenizer(s.model)
-	if err != nil {
-		return err
-	}
-	sess, err := encoder.NewSession(s.model, cfg.Threads)
-	if err != nil {
-		return err
-	}
-	s.tk = tk
-	s.batcher = encoder.NewBatcher(cfg.BatchSize, !cfg.SoloBatches, func(seqs []encoder.Sequence) ([]float32, error) {
-		out, err := sess.Run(seqs)
-		if err != nil {
-			return nil, err
-		}
+	o, err := encoder.OpenORT(s.model, cfg, func(out encoder.Output, seqs []encoder.Sequence) ([]float32, error) {
 		if len(out.Shape) != 2 || out.Shape[1] != 1 || int(out.Shape[0]) != len(seqs) {
 			return nil, fmt.Errorf("%w: output shape %v, want [%d, 1]", encoder.ErrModel, out.Shape, len(seqs))
 		}
@@ -92,32 +77,25 @@ func (s *Scorer) openORT(cfg encoder.Config) error {
 		}
 		return scores, nil
 	})
-	s.close = func() error {
-		s.batcher.Close()
-		return sess.Close()
+	if err != nil {
+		return err
 	}
+	s.ort, s.close = o, o.Close
 	return nil
 }
 
 func (s *Scorer) openGo(cfg encoder.Config) error {
-	session, err := hugot.NewGoSession()
-	if err != nil {
-		return fmt.Errorf("hugot session: %w", err)
-	}
-	p, err := hugot.NewPipeline(session, hugot.CrossEncoderConfig{
-		ModelPath:    s.model.Dir,
-		OnnxFilename: filepath.Base(s.model.OnnxFile),
-		Name:         "rerank",
+	p, closeFn, err := encoder.GoPipeline(s.model, hugot.CrossEncoderConfig{
+		Name: "rerank",
 		Options: []hugot.CrossEncoderOption{
 			pipelines.WithBatchSize(cfg.BatchSize),
 			pipelines.WithSortResults(false),
 		},
 	})
 	if err != nil {
-		session.Destroy()
-		return fmt.Errorf("%w: %s: %w", encoder.ErrModel, s.model.Dir, err)
+		return err
 	}
-	s.close = session.Destroy
+	s.close = closeFn
 	s.run = func(query string, passages []string) ([]float32, error) {
 		out, err := p.RunPipeline(query, passages)
 		if err != nil {
@@ -141,7 +119,7 @@ func (s *Scorer) Dir() string { return s.model.Dir }
 // Score returns one score per passage, in order: higher means more relevant to query. Passages
 // run in batches of similar length.
 func (s *Scorer) Score(ctx context.Context, query string, passages []string) ([]float32, error) {
-	if s.batcher != nil {
+	if s.ort != nil {
 		return s.scoreORT(ctx, query, passages)
 	}
 	if s.window > 0 {
@@ -170,7 +148,7 @@ func (s *Scorer) scoreORT(ctx context.Context, query string, passages []string) 
 	if err != nil {
 		return nil, fmt.Errorf("rerank: %w", err)
 	}
-	scores, err := s.batcher.Run(ctx, seqs)
+	scores, err := s.ort.Run(ctx, seqs)
 	if err != nil {
 		return nil, fmt.Errorf("rerank: %w", err)
 	}
@@ -179,7 +157,7 @@ func (s *Scorer) scoreORT(ctx context.Context, query string, passages []string) 
 
 // sequences are the model's inputs for query and passages on ONNX Runtime.
 func (s *Scorer) sequences(query string, passages []string) ([]encoder.Sequence, error) {
-	t, err := tokenize(s.tk, query, passages)
+	t, err := tokenize(s.ort.Tokenizer, query, passages)
 	if err != nil {
 		return nil, err
 	}
@@ -188,7 +166,7 @@ func (s *Scorer) sequences(query string, passages []string) ([]encoder.Sequence,
 	}
 	seqs := make([]encoder.Sequence, len(passages))
 	for i, p := range t.passages {
-		if seqs[i], err = s.tk.Pair(t.query, p); err != nil {
+		if seqs[i], err = s.ort.Tokenizer.Pair(t.query, p); err != nil {
 			return nil, err
 		}
 	}

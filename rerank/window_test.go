@@ -134,7 +134,7 @@ func TestScoreTokenizesOnce(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, want, got)
 		if g == 0 { // the model is slow: the scores of one question's first 16 passages
-			wantScores, err := whole.batcher.Run(ctx, want[:16])
+			wantScores, err := whole.ort.Run(ctx, want[:16])
 			require.NoError(t, err)
 			scores, err := whole.Score(ctx, query, passages[:16])
 			require.NoError(t, err)

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -52,37 +51,28 @@ func (s *Store) MessageCitations(ctx context.Context, msg uuid.UUID) ([]ragd.Cit
 // Citations calls fn for every citation the filter selects, in id (creation) order, streaming
 // rows so an export of any size runs in constant memory. fn returning an error stops it.
 func (s *Store) Citations(ctx context.Context, f ragd.CitationFilter, fn func(ragd.Citation) error) error {
-	var where []string
-	var args []any
-	add := func(cond string, v any) {
-		args = append(args, v)
-		where = append(where, fmt.Sprintf(cond, len(args)))
-	}
-	add("mc.tenant_id = $%d", tenantOf(ctx))
+	var w filter
+	w.add("mc.tenant_id = $%d", tenantOf(ctx))
 	if f.ConversationID != uuid.Nil {
-		add("mc.conversation_id = $%d", f.ConversationID)
+		w.add("mc.conversation_id = $%d", f.ConversationID)
 	}
 	if f.DocID != uuid.Nil {
-		add("mc.doc_id = $%d", f.DocID)
+		w.add("mc.doc_id = $%d", f.DocID)
 	}
 	if !f.From.IsZero() {
-		add("mc.created_at >= $%d", f.From)
+		w.add("mc.created_at >= $%d", f.From)
 	}
 	if !f.To.IsZero() {
-		add("mc.created_at < $%d", f.To)
+		w.add("mc.created_at < $%d", f.To)
 	}
 	if f.AfterID > 0 {
-		add("mc.id > $%d", f.AfterID)
+		w.add("mc.id > $%d", f.AfterID)
 	}
-	q := citationSelect
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
-	}
-	q += " ORDER BY mc.id"
+	q := citationSelect + w.where() + " ORDER BY mc.id"
 	if f.Limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", f.Limit)
 	}
-	return stream(ctx, s, "citations", q, args, scanCitation, fn)
+	return stream(ctx, s, "citations", q, w.args, scanCitation, fn)
 }
 
 // stream runs a query and calls fn for each row as scan reads it, in constant memory: the

@@ -133,36 +133,28 @@ func scanFeedback(row pgx.CollectableRow) (ragd.Feedback, error) {
 // tenant's for maintenance, ragd.AllTenants), in id order, streaming rows so an export of any
 // size runs in constant memory. fn returning an error stops it.
 func (s *Store) Feedback(ctx context.Context, f ragd.FeedbackFilter, fn func(ragd.Feedback) error) error {
-	var where []string
-	var args []any
-	add := func(cond string, v any) {
-		args = append(args, v)
-		where = append(where, fmt.Sprintf(cond, len(args)))
-	}
+	var w filter
 	if !ragd.PrincipalOf(ctx).All {
-		add("f.tenant_id = $%d", tenantOf(ctx))
+		w.add("f.tenant_id = $%d", tenantOf(ctx))
 	}
 	if f.ConversationID != uuid.Nil {
-		add("f.conversation_id = $%d", f.ConversationID)
+		w.add("f.conversation_id = $%d", f.ConversationID)
 	}
 	if !f.From.IsZero() {
-		add("f.updated_at >= $%d", f.From)
+		w.add("f.updated_at >= $%d", f.From)
 	}
 	if !f.To.IsZero() {
-		add("f.updated_at < $%d", f.To)
+		w.add("f.updated_at < $%d", f.To)
 	}
 	if f.AfterID != uuid.Nil {
-		add("f.id > $%d", f.AfterID)
+		w.add("f.id > $%d", f.AfterID)
 	}
-	q := "SELECT " + feedbackColumns + " FROM message_feedback f JOIN messages m ON m.id = f.message_id"
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
-	}
-	q += " ORDER BY f.id"
+	q := "SELECT " + feedbackColumns + " FROM message_feedback f JOIN messages m ON m.id = f.message_id" + w.where() +
+		" ORDER BY f.id"
 	if f.Limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", f.Limit)
 	}
-	return stream(ctx, s, "feedback", q, args, scanFeedback, fn)
+	return stream(ctx, s, "feedback", q, w.args, scanFeedback, fn)
 }
 
 // ModeBaselines returns the persisted drift baselines of the caller's tenant (of every tenant for
@@ -218,28 +210,22 @@ func (s *Store) NextExperimentSlot(ctx context.Context, design string) (int64, e
 // ExperimentStats returns, for the caller's tenant, per arm (the conversation's, fixed at its first turn) and mode (the
 // turn's), the turns of the filter's period with their context tokens, latency and feedback.
 func (s *Store) ExperimentStats(ctx context.Context, f ragd.ExperimentFilter) ([]ragd.ArmStratum, error) {
-	where := []string{"m.tenant_id = $1"}
-	args := []any{tenantOf(ctx)}
+	w := filter{conds: []string{"m.role = 'assistant'"}}
+	w.add("m.tenant_id = $%d", tenantOf(ctx))
 	if !f.From.IsZero() {
-		args = append(args, f.From)
-		where = append(where, fmt.Sprintf("m.created_at >= $%d", len(args)))
+		w.add("m.created_at >= $%d", f.From)
 	}
 	if !f.To.IsZero() {
-		args = append(args, f.To)
-		where = append(where, fmt.Sprintf("m.created_at < $%d", len(args)))
+		w.add("m.created_at < $%d", f.To)
 	}
 	q := `SELECT coalesce(c.ab_arm, ''), coalesce(m.meta->>'mode', ''), count(*), count(DISTINCT m.conversation_id),
 			coalesce(sum((m.meta->'context'->>'used')::bigint), 0), coalesce(sum((m.meta->>'latency_ms')::bigint), 0),
 			count(fb.id), count(fb.id) FILTER (WHERE fb.rating = 'up'), count(fb.id) FILTER (WHERE fb.rating = 'down')
 		FROM messages m
 		JOIN conversations c ON c.id = m.conversation_id
-		LEFT JOIN message_feedback fb ON fb.message_id = m.id
-		WHERE m.role = 'assistant'`
-	for _, w := range where {
-		q += " AND " + w
-	}
-	q += " GROUP BY 1, 2 ORDER BY 1, 2"
-	rows, err := s.db.Query(ctx, q, args...)
+		LEFT JOIN message_feedback fb ON fb.message_id = m.id` + w.where() + `
+		GROUP BY 1, 2 ORDER BY 1, 2`
+	rows, err := s.db.Query(ctx, q, w.args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: reading experiment figures: %w", err)
 	}

@@ -46,11 +46,13 @@ func texts(items []Item) []string {
 	return out
 }
 
-// checkAccounts fails unless b's numbers add up: items count their own tokens, sections sum their
-// items, the bundle sums its sections, and only sticky items can take a section over budget.
-func checkAccounts(t *testing.T, b Bundle, budgets Budgets) {
+// build builds in and fails unless the bundle's numbers add up: items count their own tokens,
+// sections sum their items, the bundle sums its sections, and only sticky items can take a
+// section over budget.
+func build(t *testing.T, in Input) Bundle {
 	t.Helper()
-	require.Equal(t, budgets.Total(), b.BudgetTokens)
+	b := Build(in)
+	require.Equal(t, in.Budgets.Total(), b.BudgetTokens)
 	names := []string{Rules, TaskState, RecentWindow, RetrievedEvidence, RelevantDecisions, Capsules}
 	require.Len(t, b.Sections, len(names))
 	used := 0
@@ -69,6 +71,28 @@ func checkAccounts(t *testing.T, b Bundle, budgets Budgets) {
 		used += s.Used
 	}
 	require.Equal(t, used, b.UsedTokens)
+	return b
+}
+
+// sectionCase is one budget of one section: the items the section keeps and what it says it cut.
+type sectionCase struct {
+	name   string
+	budget int
+	want   []string
+	cut    []string
+}
+
+// checkSection builds, for each case, input(budget) and checks what its section name keeps and cuts.
+func checkSection(t *testing.T, name string, input func(budget int) Input, cases []sectionCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := section(t, build(t, input(tc.budget)), name)
+			require.Equal(t, tc.want, texts(s.Items))
+			require.Equal(t, tc.cut, s.Cut)
+		})
+	}
 }
 
 func TestBuildKeepsInvariantsOverBudget(t *testing.T) {
@@ -76,8 +100,7 @@ func TestBuildKeepsInvariantsOverBudget(t *testing.T) {
 	invs := []invariant.Invariant{blocking, constraint, safety, correction}
 	budgets := general
 	budgets.Rules = 5 // less than any one invariant
-	b := Build(Input{Mode: "DEBUGGING", Budgets: budgets, Invariants: invs, Rules: []string{"Answer in English.", "Cite every claim."}})
-	checkAccounts(t, b, budgets)
+	b := build(t, Input{Mode: "DEBUGGING", Budgets: budgets, Invariants: invs, Rules: []string{"Answer in English.", "Cite every claim."}})
 
 	rules := section(t, b, Rules)
 	require.Equal(t, []string{
@@ -101,7 +124,7 @@ func TestBuildOrdersInvariantsByPriorityThenTurn(t *testing.T) {
 	older := invariant.Invariant{Type: invariant.Safety, Text: "mask emails in answers", Turn: 1, Priority: 1000}
 	// Priority left zero: the type's is used.
 	newer := invariant.Invariant{Type: invariant.Safety, Text: "keep all customer data in the EU", Turn: 7}
-	b := Build(Input{Budgets: general, Invariants: []invariant.Invariant{constraint, older, newer}})
+	b := build(t, Input{Budgets: general, Invariants: []invariant.Invariant{constraint, older, newer}})
 	require.Equal(t, []invariant.Invariant{newer, older, constraint}, b.Invariants)
 }
 
@@ -109,8 +132,7 @@ func TestBuildRulesFitAfterInvariants(t *testing.T) {
 	t.Parallel()
 	long := strings.Repeat("Prefer short answers. ", 20)
 	budgets := Budgets{Rules: token.Count("- [safety_requirement] "+safety.Text) + token.Count("- Answer in English.") + 5}
-	b := Build(Input{Budgets: budgets, Invariants: []invariant.Invariant{safety}, Rules: []string{long, "Answer in English."}})
-	checkAccounts(t, b, budgets)
+	b := build(t, Input{Budgets: budgets, Invariants: []invariant.Invariant{safety}, Rules: []string{long, "Answer in English."}})
 	rules := section(t, b, Rules)
 	require.Equal(t, []string{"- [safety_requirement] " + safety.Text, "- Answer in English."}, texts(rules.Items),
 		"a rule that does not fit is dropped whole, and a later one that fits still gets in; no rule is truncated after an invariant")
@@ -129,28 +151,13 @@ func TestBuildRecentWindow(t *testing.T) {
 	}
 	line := func(i int) string { return fmt.Sprintf("[turn %d] %s: %s", i, turns[i-1].Role, turns[i-1].Text) }
 
-	for _, tc := range []struct {
-		name   string
-		budget int
-		want   []string
-		cut    []string
-	}{
+	checkSection(t, RecentWindow, func(n int) Input { return Input{Budgets: Budgets{RecentWindow: n}, Recent: turns} }, []sectionCase{
 		{"all fit", 1000, []string{line(6), line(5), line(4), line(3), line(2), line(1)}, nil},
 		{"newest first, cut at the budget", token.Count(line(6)) + token.Count(line(5)) + token.Count(line(4)) + 1,
 			[]string{line(6), line(5), line(4)}, []string{"3 older turns"}},
 		{"one turn", token.Count(line(6)), []string{line(6)}, []string{"5 older turns"}},
 		{"zero", 0, nil, []string{"6 older turns"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			budgets := Budgets{RecentWindow: tc.budget}
-			b := Build(Input{Budgets: budgets, Recent: turns})
-			checkAccounts(t, b, budgets)
-			s := section(t, b, RecentWindow)
-			require.Equal(t, tc.want, texts(s.Items))
-			require.Equal(t, tc.cut, s.Cut)
-		})
-	}
+	})
 }
 
 func TestBuildTruncatesOnlyALoneFirstItem(t *testing.T) {
@@ -159,9 +166,7 @@ func TestBuildTruncatesOnlyALoneFirstItem(t *testing.T) {
 	turns := []Turn{{Turn: 1, Role: "user", Text: "hi"}, {Turn: 2, Role: "user", Text: paste}}
 	full := token.Count("[turn 2] user: " + paste)
 	budgets := Budgets{RecentWindow: 50}
-	b := Build(Input{Budgets: budgets, Recent: turns})
-	checkAccounts(t, b, budgets)
-	s := section(t, b, RecentWindow)
+	s := section(t, build(t, Input{Budgets: budgets, Recent: turns}), RecentWindow)
 	require.Len(t, s.Items, 1)
 	require.True(t, strings.HasPrefix(s.Items[0].Text, "[turn 2] user: ERROR indexer"), "the beginning of the turn is kept")
 	require.LessOrEqual(t, s.Used, 50)
@@ -189,12 +194,7 @@ func TestBuildEvidence(t *testing.T) {
 		factTokens += token.Count(f)
 	}
 
-	for _, tc := range []struct {
-		name   string
-		budget int
-		want   []string
-		cut    []string
-	}{
+	checkSection(t, RetrievedEvidence, func(n int) Input { return Input{Budgets: Budgets{RetrievedEvidence: n}, Evidence: ev} }, []sectionCase{
 		{"everything", 100000, append(append([]string{}, facts...), pa, pb), nil},
 		{"facts first, then the passages that fit", factTokens + token.Count(pa) + 1,
 			append(append([]string{}, facts...), pa), []string{fmt.Sprintf("passage B1 (%d tokens)", token.Count(pb))}},
@@ -207,25 +207,14 @@ func TestBuildEvidence(t *testing.T) {
 			fmt.Sprintf("passage A1, A2 (%d tokens)", token.Count(pa)),
 			fmt.Sprintf("passage B1 (%d tokens)", token.Count(pb)),
 		}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			budgets := Budgets{RetrievedEvidence: tc.budget}
-			b := Build(Input{Budgets: budgets, Evidence: ev})
-			checkAccounts(t, b, budgets)
-			s := section(t, b, RetrievedEvidence)
-			require.Equal(t, tc.want, texts(s.Items))
-			require.Equal(t, tc.cut, s.Cut)
-		})
-	}
+	})
 }
 
 func TestBuildZeroBudgets(t *testing.T) {
 	t.Parallel()
 	in := fullInput()
 	in.Budgets = Budgets{}
-	b := Build(in)
-	checkAccounts(t, b, in.Budgets)
+	b := build(t, in)
 	for _, s := range b.Sections {
 		if s.Name == Rules {
 			require.Len(t, s.Items, len(in.Invariants), "sticky invariants survive a zero budget")
@@ -240,7 +229,7 @@ func TestBuildZeroBudgets(t *testing.T) {
 
 	// DEBUGGING gives capsules nothing.
 	in.Budgets = Budgets{Rules: 5000, TaskState: 4000, RecentWindow: 12000, RetrievedEvidence: 25000, RelevantDecisions: 3000, Capsules: 0}
-	b = Build(in)
+	b = build(t, in)
 	require.Empty(t, section(t, b, Capsules).Items)
 	require.Equal(t, []string{"2 older capsules"}, section(t, b, Capsules).Cut)
 	require.NotContains(t, b.Text, "## capsules")
@@ -251,8 +240,7 @@ func TestBuildTaskState(t *testing.T) {
 	in := Input{Goal: "ship the reindex fix", Pending: []string{"add a regression test"}, Done: []string{"found the bug", "wrote the patch"}}
 	goal, pending := "Goal: ship the reindex fix", "Pending: add a regression test"
 	in.Budgets = Budgets{TaskState: token.Count(goal) + token.Count(pending)}
-	b := Build(in)
-	checkAccounts(t, b, in.Budgets)
+	b := build(t, in)
 	s := section(t, b, TaskState)
 	require.Equal(t, []string{goal, pending}, texts(s.Items), "done lines are dropped before pending ones")
 	require.Equal(t, []string{fmt.Sprintf("2 done lines (%d tokens)", token.Count("Done: found the bug")+token.Count("Done: wrote the patch"))}, s.Cut)
@@ -261,7 +249,7 @@ func TestBuildTaskState(t *testing.T) {
 func TestMissing(t *testing.T) {
 	t.Parallel()
 	invs := []invariant.Invariant{safety, correction, constraint, blocking}
-	built := Build(Input{Budgets: general, Invariants: invs})
+	built := build(t, Input{Budgets: general, Invariants: invs})
 	require.Empty(t, Missing(built, invs))
 
 	// A bundle made by hand, or changed after Build, that lost two invariants.
@@ -325,8 +313,7 @@ func TestBuildGolden(t *testing.T) {
 			t.Parallel()
 			in := fullInput()
 			in.Mode, in.Budgets = strings.ToUpper(tc.name), tc.budgets
-			b := Build(in)
-			checkAccounts(t, b, in.Budgets)
+			b := build(t, in)
 			require.Empty(t, Missing(b, in.Invariants))
 
 			path := filepath.Join("testdata", tc.name+".golden")

@@ -45,21 +45,11 @@ func (s *Server) citations(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	if format == request.MIMEJSON {
-		if f.Limit == 0 {
-			f.Limit = request.DefaultExportPage
-		}
-		out := []citationJSON{}
-		if err := s.deps.Store.Citations(ctx, f, func(ct ragd.Citation) error {
-			out = append(out, citationOf(ct))
-			return nil
-		}); err != nil {
-			return err
-		}
-		page := map[string]any{"citations": out}
-		if len(out) == f.Limit {
-			page["next_after"] = out[len(out)-1].ID
-		}
-		return c.JSON(http.StatusOK, page)
+		return exportPage(c, "citations", f.Limit, citationOf, func(ct citationJSON) any { return ct.ID },
+			func(limit int, fn func(ragd.Citation) error) error {
+				f.Limit = limit
+				return s.deps.Store.Citations(ctx, f, fn)
+			})
 	}
 
 	return streamExport(s, c, format, "citations", csvHeader, func(ct ragd.Citation) any { return citationOf(ct) }, csvRow,

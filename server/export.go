@@ -39,3 +39,25 @@ func streamExport[T any](s *Server, c echo.Context, format, name string, header 
 	}
 	return flush()
 }
+
+// exportPage answers an audit export's JSON format: one page of at most limit rows
+// (DefaultExportPage when 0) under name, with next_after, the last row's id, when the page is
+// full. read(limit, fn) calls fn per row of the page; asJSON renders one and id names it.
+func exportPage[T, J any](c echo.Context, name string, limit int, asJSON func(T) J, id func(J) any,
+	read func(limit int, fn func(T) error) error) error {
+	if limit == 0 {
+		limit = request.DefaultExportPage
+	}
+	out := []J{}
+	if err := read(limit, func(v T) error {
+		out = append(out, asJSON(v))
+		return nil
+	}); err != nil {
+		return err
+	}
+	page := map[string]any{name: out}
+	if len(out) == limit {
+		page["next_after"] = id(out[len(out)-1])
+	}
+	return c.JSON(http.StatusOK, page)
+}

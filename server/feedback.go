@@ -116,21 +116,11 @@ func (s *Server) feedbackExport(c echo.Context) error {
 		return streamExport(s, c, format, "feedback", feedbackCSVHeader, func(f ragd.Feedback) any { return feedbackOf(f) }, feedbackCSV,
 			func(fn func(ragd.Feedback) error) error { return s.deps.Store.Feedback(ctx, f, fn) })
 	}
-	if f.Limit == 0 {
-		f.Limit = request.DefaultExportPage
-	}
-	out := []feedbackJSON{}
-	if err := s.deps.Store.Feedback(ctx, f, func(fb ragd.Feedback) error {
-		out = append(out, feedbackOf(fb))
-		return nil
-	}); err != nil {
-		return err
-	}
-	page := map[string]any{"feedback": out}
-	if len(out) == f.Limit {
-		page["next_after"] = out[len(out)-1].ID
-	}
-	return c.JSON(http.StatusOK, page)
+	return exportPage(c, "feedback", f.Limit, feedbackOf, func(fb feedbackJSON) any { return fb.ID },
+		func(limit int, fn func(ragd.Feedback) error) error {
+			f.Limit = limit
+			return s.deps.Store.Feedback(ctx, f, fn)
+		})
 }
 
 // experimentReport reports the experiment per arm and mode stratum over a period (from, to).

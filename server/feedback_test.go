@@ -108,6 +108,25 @@ func TestFeedback(t *testing.T) {
 	require.Equal(t, "up", rows[1][4])
 	resp, _ = b.do(t, "GET", "/v1/feedback?from=yesterday", nil)
 	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+
+	// JSON comes in pages: a full page says where the next one starts, the last one does not.
+	second := b.rate(t, b.askWith(t, map[string]any{"message": "How do smoke alarms work?"}).MessageID, "down")
+	type feedbackPage struct {
+		Feedback  []feedbackResponse `json:"feedback"`
+		NextAfter string             `json:"next_after"`
+	}
+	resp, body = b.do(t, "GET", "/v1/feedback?limit=1", nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+	first := decode[feedbackPage](t, body)
+	require.Len(t, first.Feedback, 1)
+	require.Equal(t, f.ID, first.Feedback[0].ID)
+	require.Equal(t, f.ID, first.NextAfter)
+	resp, body = b.do(t, "GET", "/v1/feedback?limit=2&after="+first.NextAfter, nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+	last := decode[feedbackPage](t, body)
+	require.Len(t, last.Feedback, 1)
+	require.Equal(t, second.ID, last.Feedback[0].ID)
+	require.Empty(t, last.NextAfter)
 }
 
 // Users' feedback drives the error-rate fallback: once the turns of a mode are rated down far

@@ -38,6 +38,22 @@ type DocumentVersion struct {
 	Bytes       int
 }
 
+// The kinds of date a document is shown with.
+const (
+	DatePublished = "published" // the date the document gives
+	DateIngested  = "ingested"  // the day it was ingested, for a document that gives none
+)
+
+// DocumentDate is the date a document version is shown with, and its kind: the date the
+// document gives, else the day it was ingested, so that an undated document is never shown as
+// published on the day it was ingested.
+func DocumentDate(published *time.Time, ingested time.Time) (time.Time, string) {
+	if published != nil {
+		return *published, DatePublished
+	}
+	return ingested, DateIngested
+}
+
 // DocumentSummary is a document as a list of documents shows it: its current version's details.
 type DocumentSummary struct {
 	Document

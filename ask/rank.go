@@ -355,11 +355,9 @@ func (p *Pipeline) describe(ctx context.Context, kept []Candidate) ([]Source, er
 		vi := info[refs[i]]
 		s := Source{Rank: i + 1, DocID: c.Chunk.DocID, Version: c.Chunk.Version, ChunkID: c.Chunk.ID,
 			Members: c.Members, Title: vi.Title, Heading: c.Chunk.Heading, URL: vi.URL, Path: vi.Path,
-			Date: vi.IngestedAt, DateKind: "ingested", PageStart: c.PageStart, PageEnd: c.PageEnd,
-			Text: c.Chunk.Text, Score: c.Score(), Fused: c.Fused, Origins: origins(c.Ranks)}
-		if vi.PublishedAt != nil {
-			s.Date, s.DateKind = *vi.PublishedAt, "published"
-		}
+			PageStart: c.PageStart, PageEnd: c.PageEnd, Text: c.Chunk.Text, Score: c.Score(), Fused: c.Fused,
+			Origins: origins(c.Ranks)}
+		s.Date, s.DateKind = ragd.DocumentDate(vi.PublishedAt, vi.IngestedAt)
 		if c.Reranked {
 			r := c.Rerank
 			s.Rerank = &r

@@ -51,7 +51,7 @@ type Source struct {
 	URL       string
 	Path      string
 	Date      time.Time
-	DateKind  string // "published" when the document says so, else "ingested"
+	DateKind  string // ragd.DatePublished when the document gives a date, else ragd.DateIngested
 	PageStart int
 	PageEnd   int
 	Text      string
@@ -68,7 +68,7 @@ type Source struct {
 // document gives, else "ingested" and the day it was, so an undated document never reads as
 // published on the day it was ingested.
 func (s Source) DateLabel() string {
-	if s.DateKind == "published" {
+	if s.DateKind == ragd.DatePublished {
 		return s.Date.Format("2006-01-02")
 	}
 	return "ingested " + s.Date.Format("2006-01-02")

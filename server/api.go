@@ -420,11 +420,9 @@ type documentSummaryJSON struct {
 }
 
 func documentSummaryOf(d ragd.DocumentSummary) documentSummaryJSON {
+	date, kind := ragd.DocumentDate(d.Current.PublishedAt, d.Current.IngestedAt)
 	out := documentSummaryJSON{ID: d.ID, Title: d.Title, Source: d.SourceKey, Format: d.Format, Version: d.Version,
-		Date: d.Current.IngestedAt.Format("2006-01-02"), DateKind: "ingested", Chunks: d.Current.Chunks}
-	if d.Current.PublishedAt != nil {
-		out.Date, out.DateKind = d.Current.PublishedAt.Format("2006-01-02"), "published"
-	}
+		Date: date.Format("2006-01-02"), DateKind: kind, Chunks: d.Current.Chunks}
 	switch {
 	case d.URL != "":
 		out.Source = d.URL

@@ -176,16 +176,18 @@ func TestDocumentList(t *testing.T) {
 		}
 	}
 	require.Greater(t, len(all), 3, "the corpus spans pages")
-	seen := map[string]bool{}
+	seen, kinds := map[string]bool{}, map[string]bool{}
 	for _, d := range all {
 		require.False(t, seen[d.ID], "no document twice across pages")
 		seen[d.ID] = true
 		require.NotEmpty(t, d.Title)
 		require.NotEmpty(t, d.Source)
 		require.NotEmpty(t, d.Date)
+		kinds[d.DateKind] = true
 		require.Positive(t, d.Chunks)
 		require.Equal(t, 1, d.Version)
 	}
+	require.Equal(t, map[string]bool{"published": true, "ingested": true}, kinds, "the corpus has dated and undated documents")
 	require.Len(t, list("?limit=100").Documents, len(all))
 
 	// Search by title, ignoring case; a LIKE wildcard is taken literally.

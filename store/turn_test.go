@@ -16,19 +16,38 @@ import (
 	"github.com/ragd/ragd/store"
 )
 
+// citable saves two documents for turns to cite, a (chunks a0, a1) and b (chunk b0), and
+// returns their chunks.
+func citable(t *testing.T, ctx context.Context, s *store.Store) (ca, cb []ragd.Chunk) {
+	t.Helper()
+	res, err := s.SaveVersions(ctx, []ragd.NewVersion{version("a", "h", "a0", "a1"), version("b", "h", "b0")})
+	require.NoError(t, err)
+	ca, err = s.VersionChunks(ctx, res[0].DocID, 1)
+	require.NoError(t, err)
+	cb, err = s.VersionChunks(ctx, res[1].DocID, 1)
+	require.NoError(t, err)
+	return ca, cb
+}
+
+// collect reads every row an export selects: each(fn) calls fn per row.
+func collect[T any](t *testing.T, each func(fn func(T) error) error) []T {
+	t.Helper()
+	var out []T
+	require.NoError(t, each(func(v T) error {
+		out = append(out, v)
+		return nil
+	}))
+	return out
+}
+
 // A turn writes its citations in answer order with their pages (none when a citation has
 // none), and its sentence markers: one the conversation already has, or an earlier one of the
 // same turn, keeps its place; a later turn's markers join them.
 func TestTurnWritesCitationsAndMarkers(t *testing.T) {
 	t.Parallel()
 	ctx, s := setup(t)
-	res, err := s.SaveVersions(ctx, []ragd.NewVersion{version("a", "h", "a0", "a1"), version("b", "h", "b0")})
-	require.NoError(t, err)
-	a, b := res[0].DocID, res[1].DocID
-	ca, err := s.VersionChunks(ctx, a, 1)
-	require.NoError(t, err)
-	cb, err := s.VersionChunks(ctx, b, 1)
-	require.NoError(t, err)
+	ca, cb := citable(t, ctx, s)
+	a, b := ca[0].DocID, cb[0].DocID
 
 	conv := uuid.Must(uuid.NewV7())
 	first, err := s.Turn(ctx, ragd.ConversationRef{ID: conv, New: true}, func(*ragd.ConversationState) (*ragd.TurnWrite, error) {

@@ -45,11 +45,6 @@ func Open(cfg encoder.Config, opts ...Option) (*Scorer, error) {
 	if err := s.checkWindow(); err != nil {
 		return nil, fmt.Errorf("rerank: %w", err)
 	}
-	if s.window > 0 {
-		if s.wtk, err = encoder.NewTokenizer(m); err != nil {
-			return nil, fmt.Errorf("rerank: %w", err)
-		}
-	}
 	if rt == encoder.ORT {
 		err = s.openORT(cfg)
 	} else {
@@ -57,6 +52,16 @@ func Open(cfg encoder.Config, opts ...Option) (*Scorer, error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("rerank: %w", err)
+	}
+	switch {
+	case s.window == 0:
+	case s.ort != nil: // the model's own tokenizer: one vocabulary in memory, not two
+		s.wtk = s.ort.Tokenizer
+	default:
+		if s.wtk, err = encoder.NewTokenizer(m); err != nil {
+			s.close()
+			return nil, fmt.Errorf("rerank: %w", err)
+		}
 	}
 	if _, err := s.Score(context.Background(), "probe", []string{"probe passage"}); err != nil {
 		s.close()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/google/uuid"
@@ -99,22 +100,13 @@ func (s *Store) checkFlags(ctx context.Context, f ragd.NewFeedback) error {
 	}
 	for i, sf := range f.Sources {
 		switch {
-		case !contains(ragd.SourceFlags, sf.Flag):
+		case !slices.Contains(ragd.SourceFlags, sf.Flag):
 			return ragd.Invalidf(fmt.Sprintf("sources[%d].flag", i), "must be one of %s, got %q", strings.Join(ragd.SourceFlags, ", "), sf.Flag)
-		case !contains(letters, sf.Source):
+		case !slices.Contains(letters, sf.Source):
 			return ragd.Invalidf(fmt.Sprintf("sources[%d].source", i), "the message cites no source %q (it cites %s)", sf.Source, strings.Join(letters, ", "))
 		}
 	}
 	return nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 const feedbackColumns = `f.id, f.tenant_id, f.message_id, f.conversation_id, m.turn, f.rating, f.reason, f.sources, f.mode, f.arm, f.created_at, f.updated_at`

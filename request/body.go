@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"mime"
+	"mime/multipart"
 	"net/http"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -159,6 +162,9 @@ func upload(w http.ResponseWriter, r *http.Request, limit int64) (Document, erro
 		return Document{}, ragd.Invalidf("file", "multipart upload needs a file field: %v", err)
 	}
 	defer f.Close()
+	if err := uploadFields(r.MultipartForm); err != nil {
+		return Document{}, err
+	}
 	for name, vs := range r.MultipartForm.Value {
 		for _, v := range vs {
 			if err := Text(name, v); err != nil {
@@ -179,6 +185,27 @@ func upload(w http.ResponseWriter, r *http.Request, limit int64) (Document, erro
 	}
 	// An upload is identified by its content unless the client names it with a source key.
 	return Document{Key: r.FormValue("source"), Name: fh.Filename, ContentType: contentType, Data: data}, nil
+}
+
+// uploadFields refuses a part an upload does not read, and a file or source given more than
+// once, as Only does for query parameters: a misspelt source ("sorce") would otherwise be
+// dropped, and the document identified by its content, so a changed upload would become a second
+// document instead of a new version of the first.
+func uploadFields(form *multipart.Form) error {
+	names := slices.Sorted(maps.Keys(form.Value))
+	names = append(names, slices.Sorted(maps.Keys(form.File))...)
+	for _, name := range names {
+		n := len(form.Value[name]) + len(form.File[name])
+		switch {
+		case name == "source" && len(form.File[name]) > 0:
+			return ragd.Invalidf(name, "must be a text field, not a file")
+		case name != "file" && name != "source":
+			return ragd.Invalidf(name, "is not a field of an upload (it reads file and source)")
+		case n > 1:
+			return ragd.Invalidf(name, "is given %d times", n)
+		}
+	}
+	return nil
 }
 
 type replyJSON struct {

@@ -1,7 +1,11 @@
 package request
 
 import (
+	"bytes"
 	"errors"
+	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -45,4 +49,46 @@ func askErr(raw []byte) error {
 func replyErr(raw []byte) error {
 	_, _, err := DecodeReply(raw, 64)
 	return err
+}
+
+// An upload's parts other than file and source, and either given twice, are refused naming the
+// part: a misspelt source was dropped, so the document was identified by its content and a
+// changed upload became a second document instead of a new version.
+func TestUploadRefusesPartsItDoesNotRead(t *testing.T) {
+	type part struct{ name, value string }
+	upload := func(parts ...part) (Document, error) {
+		var buf bytes.Buffer
+		w := multipart.NewWriter(&buf)
+		for _, p := range parts {
+			if p.name == "file" {
+				fw, _ := w.CreateFormFile("file", "tea.txt")
+				_, _ = fw.Write([]byte(p.value))
+			} else {
+				_ = w.WriteField(p.name, p.value)
+			}
+		}
+		_ = w.Close()
+		req := httptest.NewRequest(http.MethodPost, "/v1/documents", &buf)
+		req.Header.Set("Content-Type", w.FormDataContentType())
+		return ReadDocument(httptest.NewRecorder(), req, 1<<16)
+	}
+	d, err := upload(part{"file", "Green tea."}, part{"source", "tea"})
+	if err != nil || d.Key != "tea" || string(d.Data) != "Green tea." {
+		t.Fatalf("file and source: got %+v, %v", d, err)
+	}
+	for _, tc := range []struct {
+		parts []part
+		field string
+	}{
+		{[]part{{"file", "Green tea."}, {"sorce", "tea"}}, "sorce"},
+		{[]part{{"file", "Green tea."}, {"title", "Tea"}}, "title"},
+		{[]part{{"file", "Green tea."}, {"source", "tea"}, {"source", "tea2"}}, "source"},
+		{[]part{{"file", "Green tea."}, {"file", "Black tea."}}, "file"},
+	} {
+		_, err := upload(tc.parts...)
+		var in *ragd.InputError
+		if !errors.As(err, &in) || in.Field != tc.field {
+			t.Errorf("%v: got %v, want an input error of field %s", tc.parts, err, tc.field)
+		}
+	}
 }

@@ -112,8 +112,9 @@ func spacedOnce(s string) bool {
 // the collection is every sentence of every source in this call, ties going to the earlier
 // sentence. The title counts for nothing: facts must stand on their own. Fragments of fewer than
 // three words score 0 unless no longer sentence of the source matches. When no sentence of a
-// source matches the query at all, its first sentences are its facts (fragments last), since a
-// passage usually opens with what it is about.
+// source matches the query at all, its first sentences are its facts, since a passage usually
+// opens with what it is about. A source gives fewer facts rather than pad them with fragments
+// or its title and headings (see pick).
 func Build(query string, sources []Source, letters map[uuid.UUID]string, next int, perSource int, known map[SentenceKey]string) (sheet []Entry, assigned map[uuid.UUID]string, nextOut int) {
 	taken := make(map[string]bool, len(letters))
 	for _, l := range letters {
@@ -195,6 +196,7 @@ type candidate struct {
 	tf     []int // occurrences of each query term
 	length int   // analyzed terms: what BM25 calls the document length
 	long   bool  // minWords or more
+	label  bool  // the source's title or one of its headings, as a line of the passage
 	score  float64
 }
 
@@ -213,6 +215,7 @@ func score(query string, sources []Source) [][]candidate {
 			buf = appendLabel(buf[:0], out[i][j].Text)
 			if labels[string(buf)] {
 				out[i][j].long = false // a label never beats a sentence that says something
+				out[i][j].label = true
 			}
 		}
 		for _, c := range out[i] {
@@ -280,14 +283,24 @@ func demoteFragments(cs []candidate) {
 	}
 }
 
-// pick returns the perSource best candidates in passage order.
+// pick returns the perSource best candidates in passage order. A fragment never fills a place
+// beside a sentence that says something: it is picked when it matches and no longer sentence
+// does, or when the source has no longer sentence. A label (the title or a heading repeated as a
+// line) is picked only when the source holds nothing else, matching or not: it names the
+// section, which the source shows already. So a short section gives fewer facts rather than
+// "[A1] Emergencies" beside its one sentence.
 func pick(cs []candidate, perSource int) []candidate {
 	if perSource <= 0 || len(cs) == 0 {
 		return nil
 	}
-	order := make([]int, len(cs))
-	for i := range order {
-		order[i] = i
+	hasLong := slices.ContainsFunc(cs, func(c candidate) bool { return c.long })
+	hasText := slices.ContainsFunc(cs, func(c candidate) bool { return !c.label })
+	order := make([]int, 0, len(cs))
+	for i, c := range cs {
+		if c.label && hasText || !c.label && !c.long && hasLong && c.score == 0 {
+			continue
+		}
+		order = append(order, i)
 	}
 	slices.SortStableFunc(order, func(a, b int) int {
 		if c := cmp.Compare(cs[b].score, cs[a].score); c != 0 {

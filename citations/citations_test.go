@@ -465,6 +465,19 @@ func TestBuildSkipsHeadingLines(t *testing.T) {
 		require.NotEqual(t, "When a flood warning is issued", f.Text)
 	}
 	require.Equal(t, "Move to higher ground immediately.", sheet[0].Facts[0].Text)
+
+	// A section of one sentence gives one fact: its heading line, or a fragment, does not fill
+	// the second place (the answer read "[A1] Emergencies" above the sentence).
+	short := Source{DocID: src.DocID, Title: "Key rotation guide", Heading: "Key rotation > Emergencies",
+		Text: "Emergencies\n\nIf a key leaks, revoke it at once and audit the citations export. Stay calm."}
+	for _, query := range []string{"how do I rotate the keys?", "emergencies", "volcanic ash"} {
+		sheet, _, _ = Build(query, []Source{short}, nil, 0, 2, nil)
+		require.Len(t, sheet[0].Facts, 1, query)
+		require.Equal(t, "If a key leaks, revoke it at once and audit the citations export.", sheet[0].Facts[0].Text, query)
+	}
+	// A passage of nothing but its heading still cites it: a source keeps a fact.
+	sheet, _, _ = Build("emergencies", []Source{{DocID: src.DocID, Heading: "Emergencies", Text: "Emergencies"}}, nil, 0, 2, nil)
+	require.Len(t, sheet[0].Facts, 1)
 }
 
 // Once a marker names a sentence it names it for the whole conversation: a cited sentence keeps

@@ -10,6 +10,10 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/ragd/ragd/server"
 )
 
 type askCmd struct {
@@ -29,6 +33,12 @@ func (askCmd) sharedFlags() []string { return []string{"log-level", "log-format"
 // trying ragd from a terminal without other tools.
 func (c askCmd) Run(ctx context.Context) error {
 	base := strings.TrimRight(c.URL, "/")
+	// The API's errors name its fields (conversation_id): check the id here, naming the flag.
+	if c.Conversation != "" {
+		if id, err := uuid.Parse(c.Conversation); err != nil || id == uuid.Nil {
+			return fmt.Errorf("--conversation %q is not a conversation id: give the id a first `ragd ask` printed (\"conversation ID, turn 1\")", c.Conversation)
+		}
+	}
 	if err := waitReady(ctx, base, c.Wait); err != nil {
 		return err
 	}
@@ -55,7 +65,7 @@ func (c askCmd) Run(ctx context.Context) error {
 		return err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s: %s", resp.Status, raw)
+		return c.failure(resp, raw)
 	}
 	if c.JSON {
 		_, err := os.Stdout.Write(append(raw, '\n'))
@@ -94,6 +104,27 @@ func (c askCmd) Run(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// failure is the error of a turn the server refused: its problem's detail, with the flag to
+// change when the problem is one of ask's flags (the key, the conversation).
+func (c askCmd) failure(resp *http.Response, raw []byte) error {
+	var p server.Problem
+	if json.Unmarshal(raw, &p) != nil || p.Detail == "" {
+		return fmt.Errorf("%s: %s", resp.Status, raw)
+	}
+	err := fmt.Errorf("%s: %s", resp.Status, p.Detail)
+	switch {
+	case resp.StatusCode == http.StatusUnauthorized && c.Key == "":
+		return fmt.Errorf("%w; give ask a key with --key KEY (or RAGD_KEY; `ragd keys create` makes one)", err)
+	case resp.StatusCode == http.StatusUnauthorized:
+		return fmt.Errorf("%w; check --key (or RAGD_KEY)", err)
+	case resp.StatusCode == http.StatusForbidden:
+		return fmt.Errorf("%w; --key's role may not ask (it needs chat or admin)", err)
+	case resp.StatusCode == http.StatusNotFound && c.Conversation != "":
+		return fmt.Errorf("%w; --conversation names no conversation of --key's tenant (deleted, or mistyped)", err)
+	}
+	return err
 }
 
 // waitReady polls /readyz until it answers 200 or the wait is over.

@@ -23,12 +23,27 @@ func TestAskSendsTheKey(t *testing.T) {
 	require.Error(t, err, "%s", out)
 	require.Contains(t, string(out), "401")
 	require.Contains(t, string(out), "send an API key in the Authorization header", "the hint survives the log's redaction")
+	require.Contains(t, string(out), "give ask a key with --key KEY", "the flag to use is named")
+	require.NotContains(t, string(out), `"type"`, "the problem's detail, not its JSON")
 
 	out, err = ragdCmd(t, dbURL, "ask", "--url", srv.url, "--key", key, "smoke alarms").CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	require.Contains(t, string(out), "conversation ")
 	require.Contains(t, string(out), "[A] Home Fire Safety")
 	require.NotContains(t, string(out), key, "the key is never printed")
+
+	// The API names conversation_id; the user typed --conversation, so that is what is named.
+	for _, tc := range []struct{ id, want string }{
+		{"nope", "is not a conversation id"},
+		{"00000000-0000-0000-0000-000000000000", "is not a conversation id"}, // the API would start a new one
+		{"0190f5b4-0000-7000-8000-000000000000", "--conversation names no conversation of --key's tenant"},
+	} {
+		out, err = ragdCmd(t, dbURL, "ask", "--url", srv.url, "--key", key, "--conversation", tc.id, "smoke alarms").CombinedOutput()
+		require.Error(t, err, "%s", out)
+		require.Contains(t, string(out), tc.want)
+		require.Contains(t, string(out), "--conversation")
+		require.NotContains(t, string(out), "conversation_id")
+	}
 }
 
 // `ragd ask --help` lists the flags ask reads, not the server's; the server's help still

@@ -12,7 +12,7 @@ import (
 )
 
 // migrate and reindex have no search to warn about: without a model they do not say that
-// vector search is off (serve and ingest do).
+// vector search is off (serve does; ingest says its chunks get no vector).
 func TestMaintenanceDoesNotWarnOfModels(t *testing.T) {
 	dbURL, data := ingestedDataDir(t)
 	for _, args := range [][]string{{"migrate"}, {"--data-dir", data, "reindex"}} {
@@ -23,6 +23,10 @@ func TestMaintenanceDoesNotWarnOfModels(t *testing.T) {
 	out, err := ragdCmd(t, dbURL, "--data-dir", t.TempDir(), "ingest", "../../testdata/corpus/fire.md").CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	require.Contains(t, string(out), "no embedding model configured")
+	// ingest searches nothing either: it says what it stores, not that vector search is off
+	// (the server that searches these chunks may have a model).
+	require.Contains(t, string(out), "the chunks are stored without a vector, so only BM25 finds them")
+	require.NotContains(t, string(out), "vector search is off")
 }
 
 // ragd db stop with nothing running says so.

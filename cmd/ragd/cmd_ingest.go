@@ -22,8 +22,14 @@ type ingestCmd struct {
 }
 
 func (c ingestCmd) Run(ctx context.Context, a *app) error {
-	if err := a.openModels(false); err != nil {
+	if err := a.openEmbedder(); err != nil {
 		return err
+	}
+	if a.embedder == nil {
+		// Not "vector search is off": the server that searches these chunks may have a model.
+		a.logger.Warn("no embedding model configured (--embed-model): the chunks are stored without a vector, so only BM25 finds them; " +
+			"ingest with the model the server uses (`ragd models pull all-MiniLM-L6-v2`, then --embed-model models/all-MiniLM-L6-v2), " +
+			"or embed them later with `ragd reindex --embeddings --embed-model ...`")
 	}
 	if err := a.openStore(ctx, a.cfg.Schema, true); err != nil {
 		return err
@@ -49,10 +55,27 @@ func (c ingestCmd) Run(ctx context.Context, a *app) error {
 		}
 	}
 	printIngestStats(os.Stdout, st, time.Since(t))
+	if a.embedder == nil && st.Chunks > 0 {
+		a.warnMixedVectors(ctx)
+	}
 	if st.Failed > 0 {
 		return fmt.Errorf("%d of %d sources were not ingested (see the warnings above)", st.Failed, st.Documents)
 	}
 	return nil
+}
+
+// warnMixedVectors warns, after an ingest without a model, when other chunks have vectors: a
+// model serves this database, and its vector search cannot find what was just ingested.
+func (a *app) warnMixedVectors(ctx context.Context) {
+	active, with, err := a.store.VectorCoverage(ragd.AllTenants(ctx))
+	switch {
+	case err != nil:
+		a.logger.Warn("could not count the chunks without a vector", slog.String("error", err.Error()))
+	case with > 0:
+		a.logger.Warn("other chunks of this database have vectors (an embedding model serves it), but these were stored without one: "+
+			"its vector search cannot find them until `ragd reindex --embeddings --embed-model ...` (the server's model) embeds them",
+			slog.Int64("chunks", active), slog.Int64("without_vector", active-with))
+	}
 }
 
 // runIngest ingests paths with a progress bar on w when w is a terminal. When the app holds the

@@ -40,3 +40,28 @@ func TestServeWarnsOfChunksWithoutVectors(t *testing.T) {
 	a.checkVectors(ctx)
 	require.Empty(t, logs.String(), "every chunk has a vector")
 }
+
+// ingest without a model warns, once done, when other chunks have vectors: a model serves the
+// database, and its vector search cannot find what was just ingested. Without vectors anywhere
+// (a BM25-only deployment) it says nothing more.
+func TestIngestWithoutAModelWarnsBesideVectors(t *testing.T) {
+	ctx := context.Background()
+	st, url := appStore(t)
+	var logs bytes.Buffer
+	a := &app{cfg: &Config{}, logger: slog.New(slog.NewTextHandler(&logs, nil)), store: st}
+
+	ingestCorpus(t, st, "alpha")
+	a.warnMixedVectors(ctx)
+	require.Empty(t, logs.String(), "no chunk has a vector: BM25 only, as configured")
+
+	conn, err := pgx.Connect(ctx, url)
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, "UPDATE chunks SET embedding = array_fill(0.1, ARRAY[$1::int])::vector", dbtest.Dim)
+	require.NoError(t, err)
+	ingestCorpus(t, st, "beta") // another tenant's, without a model
+	a.warnMixedVectors(ctx)
+	require.Contains(t, logs.String(), "other chunks of this database have vectors")
+	require.Contains(t, logs.String(), "ragd reindex --embeddings")
+	require.Regexp(t, `without_vector=[1-9]`, logs.String())
+}

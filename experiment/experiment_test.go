@@ -107,6 +107,14 @@ func TestReportByHand(t *testing.T) {
 	var b strings.Builder
 	require.NoError(t, r.WriteText(&b))
 	require.Contains(t, b.String(), "treatment vs control: completion diff +0.100 (95% +0.005 to +0.195), z 2.04, p 0.0416; 1016 rated per arm")
+
+	// Without ratings there is no rate to size from: the text says so, not "0 still needed".
+	r = NewReport(cfg, []ragd.ArmStratum{{Arm: Control, Mode: "TASK", Turns: 3}, {Arm: Treatment, Mode: "TASK", Turns: 3}}, []string{"TASK"})
+	require.Zero(t, r.Strata[0].Comparisons[0].NeededPerArm)
+	b.Reset()
+	require.NoError(t, r.WriteText(&b))
+	require.NotContains(t, b.String(), "still needed")
+	require.Contains(t, b.String(), "the rated turns a 10% change needs are unknown until the control's completion rate is above 0 and below 1")
 }
 
 // Sample sizes as the textbook formula gives them (Fleiss; e.g. 0.5 against 0.6 needs 388).

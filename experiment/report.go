@@ -181,8 +181,14 @@ func (r Report) WriteText(w io.Writer) error {
 			return err
 		}
 		for _, c := range st.Comparisons {
-			fmt.Fprintf(w, "  %s vs %s: completion diff %+.3f (95%% %+.3f to %+.3f), z %.2f, p %.3g; %d rated per arm find a %.0f%% change at 80%% power, %d still needed\n",
-				c.Arm, r.Control, c.Diff, c.CI.Lo, c.CI.Hi, c.Z, c.P, c.NeededPerArm, Effect*100, c.StillNeeded)
+			fmt.Fprintf(w, "  %s vs %s: completion diff %+.3f (95%% %+.3f to %+.3f), z %.2f, p %.3g; ",
+				c.Arm, r.Control, c.Diff, c.CI.Lo, c.CI.Hi, c.Z, c.P)
+			if c.NeededPerArm == 0 {
+				// Not "0 still needed": nothing is known of the sample size yet.
+				fmt.Fprintf(w, "the rated turns a %.0f%% change needs are unknown until the control's completion rate is above 0 and below 1\n", Effect*100)
+				continue
+			}
+			fmt.Fprintf(w, "%d rated per arm find a %.0f%% change at 80%% power, %d still needed\n", c.NeededPerArm, Effect*100, c.StillNeeded)
 		}
 	}
 	return nil

@@ -67,11 +67,16 @@ func grantApp(ctx context.Context, conn *pgx.Conn, login string) error {
 }
 
 // cannotMigrate explains a migration refused for lack of privilege: the login is ragd's
-// unprivileged one, not the tables' owner.
+// unprivileged one, not the tables' owner; or it is the owner, but may not create the role
+// ragd_app or grant it (to itself, and then to the login ragd serves as).
 func cannotMigrate(err error, user string) string {
 	var pgErr *pgconn.PgError
 	if !errors.As(err, &pgErr) || (pgErr.Code != "42501" && !strings.HasPrefix(pgErr.Code, "28")) {
 		return ""
+	}
+	if pgErr.Code == "42501" && strings.Contains(pgErr.Message, "role") {
+		return fmt.Sprintf(" (the login %[1]s may not create or grant the role %[2]s: give it CREATEROLE (ALTER ROLE %[1]s CREATEROLE), "+
+			"or have an administrator run CREATE ROLE %[2]s NOLOGIN; GRANT %[2]s TO %[1]s WITH ADMIN OPTION)", user, AppRole)
 	}
 	return fmt.Sprintf(" (the login %s may not migrate: migrate as the owner of ragd's tables, with its URL as --migrate-database-url or with `ragd migrate --database-url OWNER_URL`)", user)
 }

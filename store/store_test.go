@@ -3,9 +3,11 @@ package store_test
 import (
 	"context"
 	"math"
+	neturl "net/url"
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ragd/ragd"
@@ -271,4 +273,36 @@ func TestLogin(t *testing.T) {
 	alone, err := store.Open(ctx, store.Config{URL: dbtest.AppURL(t, url), EmbeddingDim: dbtest.Dim, Migrate: true})
 	require.NoError(t, err)
 	alone.Close()
+}
+
+// An owner that may not create or grant ragd_app (no CREATEROLE, no admin option on it) cannot
+// migrate: the error says what the owner lacks and how to give it, not to migrate as the owner
+// (which it is: the README's own-PostgreSQL steps with a plain database owner ended there).
+func TestOwnerWithoutRolePrivilegeIsToldWhatItLacks(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := dbtest.NewDatabase(t)
+	admin, err := pgx.Connect(ctx, url)
+	require.NoError(t, err)
+	defer admin.Close(ctx)
+	// Roles belong to the server: the owner is shared by every run, and never a member of
+	// ragd_app, since the migration that would grant it fails.
+	_, err = admin.Exec(ctx, `DO $$ BEGIN
+		CREATE ROLE ragd_test_plain_owner LOGIN NOSUPERUSER NOCREATEROLE NOBYPASSRLS;
+		EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$`)
+	require.NoError(t, err)
+	var db string
+	require.NoError(t, admin.QueryRow(ctx, "SELECT current_database()").Scan(&db))
+	_, err = admin.Exec(ctx, "GRANT CREATE ON DATABASE "+pgx.Identifier{db}.Sanitize()+" TO ragd_test_plain_owner")
+	require.NoError(t, err)
+	u, err := neturl.Parse(url)
+	require.NoError(t, err)
+	u.User = neturl.User("ragd_test_plain_owner")
+
+	_, err = store.Open(ctx, store.Config{URL: dbtest.AppURL(t, url), OwnerURL: u.String(), Schema: "owned",
+		EmbeddingDim: dbtest.Dim, Migrate: true})
+	require.ErrorContains(t, err, "the login ragd_test_plain_owner may not create or grant the role ragd_app")
+	require.ErrorContains(t, err, "ALTER ROLE ragd_test_plain_owner CREATEROLE")
+	require.ErrorContains(t, err, "GRANT ragd_app TO ragd_test_plain_owner WITH ADMIN OPTION")
+	require.NotContains(t, err.Error(), "migrate as the owner")
 }

@@ -19,7 +19,7 @@ type Document struct {
 	Format    string // markdown | text | html | pdf | jsonl-record
 	Title     string
 	URL       string // canonical URL when the document came from the web or carried one
-	Path      string // local path when it came from a file
+	Path      string // local path when it came from a file; an upload's file name
 	Version   int    // current version, counting from 1
 	CreatedAt time.Time
 	UpdatedAt time.Time

@@ -29,7 +29,7 @@ type Source struct {
 	ContentType string
 	Data        []byte
 	URL         string // canonical address, for web sources and records that carry one
-	Path        string // absolute path, for local files
+	Path        string // absolute path, for local files; an upload's file name
 	Title       string // when set, replaces the title extraction finds
 	// Doc, when set, is the already extracted text of a corpus record; Data is then unused.
 	Doc *extract.Doc

@@ -91,8 +91,10 @@ func Idempotency(h http.Header, a Ask, hint string) (*ragd.Idempotency, error) {
 type Document struct {
 	URL string // fetch this; the other fields are empty
 	// Key is the document's identity (the source field); empty identifies it by its content.
-	Key         string
-	Name        string // a file name, whose extension says the format
+	Key  string
+	Name string // a file name, whose extension says the format
+	// FileName is the uploaded file's name as the client gave it; empty for a JSON body.
+	FileName    string
 	Title       string
 	ContentType string
 	Data        []byte
@@ -184,7 +186,7 @@ func upload(w http.ResponseWriter, r *http.Request, limit int64) (Document, erro
 		return Document{}, err
 	}
 	// An upload is identified by its content unless the client names it with a source key.
-	return Document{Key: r.FormValue("source"), Name: fh.Filename, ContentType: contentType, Data: data}, nil
+	return Document{Key: r.FormValue("source"), Name: fh.Filename, FileName: fh.Filename, ContentType: contentType, Data: data}, nil
 }
 
 // uploadFields refuses a part an upload does not read, and a file or source given more than

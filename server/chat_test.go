@@ -255,3 +255,47 @@ func TestModeHintAndAssistantContent(t *testing.T) {
 	require.Equal(t, r.Answer, ms[1].Answer)
 	require.NotNil(t, ms[1].ReplyRecordedAt)
 }
+
+// An uploaded file's name is the document's path, as a file's is for `ragd ingest`: a document
+// without a title of its own was found by nothing but its content's hash, and its sources and
+// citations said nowhere which file they came from.
+func TestUploadKeepsItsFileName(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	resp, body := b.upload(t, "llama care.txt", []byte("Llamas spit when they are annoyed. Keep two llamas together."))
+	require.Equal(t, http.StatusCreated, resp.StatusCode, "%s", body)
+	id := decode[struct {
+		DocID string `json:"doc_id"`
+	}](t, body).DocID
+
+	resp, body = b.do(t, "GET", "/v1/documents/"+id, nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+	doc := decode[struct {
+		Title string `json:"title"`
+		Path  string `json:"path"`
+	}](t, body)
+	require.Empty(t, doc.Title, "the text has no title of its own")
+	require.Equal(t, "llama care.txt", doc.Path)
+
+	resp, body = b.do(t, "GET", "/v1/documents?q="+url.QueryEscape("LLAMA CARE"), nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+	found := decode[documentList](t, body).Documents
+	require.Len(t, found, 1, "the pin picker finds it by its file's name")
+	require.Equal(t, id, found[0].ID)
+
+	turn := b.ask(t, "", "why do llamas spit?")
+	require.NotEmpty(t, turn.Sources)
+	require.Equal(t, id, turn.Sources[0].DocID)
+	resp, body = b.do(t, "GET", "/v1/messages/"+turn.MessageID+"/citations", nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+	require.Contains(t, string(body), `"path":"llama care.txt"`, "the audit says which file was cited")
+
+	// A JSON body has no file: its made-up name is not a path.
+	resp, body = b.do(t, "POST", "/v1/documents", map[string]any{"text": "Alpacas hum.", "format": "text"})
+	require.Equal(t, http.StatusCreated, resp.StatusCode, "%s", body)
+	resp, body = b.do(t, "GET", "/v1/documents/"+decode[struct {
+		DocID string `json:"doc_id"`
+	}](t, body).DocID, nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+	require.NotContains(t, string(body), `"path"`+`:"document`)
+}

@@ -53,7 +53,9 @@ func (s *Server) documentSource(c echo.Context) (ingest.Source, error) {
 	if d.URL != "" {
 		return ingest.Fetch(c.Request().Context(), s.cfg.Fetcher, d.URL, s.cfg.MaxUploadBytes)
 	}
-	return ingest.Source{Key: d.Key, Name: d.Name, Title: d.Title, ContentType: d.ContentType, Data: d.Data}, nil
+	// An upload's file name is where the document came from, as a file's path is for ragd
+	// ingest: shown with its sources, in the audit export, and found by GET /v1/documents?q=.
+	return ingest.Source{Key: d.Key, Name: d.Name, Title: d.Title, ContentType: d.ContentType, Data: d.Data, Path: d.FileName}, nil
 }
 
 // getDocument returns a document with its versions.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ragd/ragd/embed"
+	"github.com/ragd/ragd/encoder"
 	"github.com/ragd/ragd/index"
 	"github.com/ragd/ragd/pgcluster"
 	"github.com/ragd/ragd/rerank"
@@ -81,6 +82,9 @@ func (a *app) openModels(withRerank bool) error {
 		if errors.Is(err, rerank.ErrWindow) {
 			return fmt.Errorf("--rerank-window: %w", err)
 		}
+		if errors.Is(err, encoder.ErrModel) {
+			return fmt.Errorf("%s: %w", flagNamed("rerank-model"), err)
+		}
 		if err != nil {
 			return err
 		}
@@ -101,6 +105,9 @@ func (a *app) openEmbedder() error {
 		return nil
 	}
 	e, err := embed.Open(a.cfg.modelConfig(a.cfg.EmbedModel, a.cfg.EmbedBatch, a.logger))
+	if errors.Is(err, encoder.ErrModel) {
+		return fmt.Errorf("%s: %w", flagNamed("embed-model"), err)
+	}
 	if err != nil {
 		return err
 	}

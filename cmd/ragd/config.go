@@ -402,6 +402,16 @@ func (e envarError) Error() string { return e.msg }
 func (e envarError) Unwrap() error { return e.err }
 
 // given reports whether args set flag name themselves (--name, --name=V or --no-name).
+// flagNamed is how an error after parsing names a flag: as typed, or with the variable its value
+// came from ("--embed-model (from envar RAGD_EMBED_MODEL)"), as parseArgs has parse errors do.
+func flagNamed(name string) string {
+	env := "RAGD_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+	if _, set := os.LookupEnv(env); set && !given(os.Args[1:], name) {
+		return "--" + name + " (from envar " + env + ")"
+	}
+	return "--" + name
+}
+
 func given(args []string, name string) bool {
 	for _, a := range args {
 		if a == "--"+name || strings.HasPrefix(a, "--"+name+"=") || a == "--no-"+name {

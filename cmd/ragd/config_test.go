@@ -376,3 +376,18 @@ func TestCPUProfile(t *testing.T) {
 	_, err = cpuProfile(t.TempDir() + "/missing/cpu.pprof")
 	require.ErrorContains(t, err, "--cpu-profile")
 }
+
+// A model directory that cannot serve its part is refused naming the flag, and the variable its
+// value came from: "embed: unusable model directory" alone did not say which setting to change.
+func TestUnusableModelNamesItsFlag(t *testing.T) {
+	embedding, crossEncoder := modeltest.Dir(t, modeltest.Embedding), modeltest.Dir(t, modeltest.CrossEncoder)
+	cli, err := parse(t, nil, "version", "--embed-model", crossEncoder, "--ort-library", modeltest.ORTLibrary())
+	require.NoError(t, err)
+	err = newApp(&cli.Config, slog.New(slog.DiscardHandler)).openModels(true)
+	require.ErrorContains(t, err, "--embed-model: embed: unusable model directory: "+crossEncoder+" holds a model of kind cross-encoder")
+
+	cli, err = parse(t, map[string]string{"RAGD_RERANK_MODEL": embedding}, "version", "--ort-library", modeltest.ORTLibrary())
+	require.NoError(t, err)
+	err = newApp(&cli.Config, slog.New(slog.DiscardHandler)).openModels(true)
+	require.ErrorContains(t, err, "--rerank-model (from envar RAGD_RERANK_MODEL): rerank: unusable model directory: "+embedding)
+}

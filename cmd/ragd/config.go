@@ -401,7 +401,6 @@ type envarError struct {
 func (e envarError) Error() string { return e.msg }
 func (e envarError) Unwrap() error { return e.err }
 
-// given reports whether args set flag name themselves (--name, --name=V or --no-name).
 // flagNamed is how an error after parsing names a flag: as typed, or with the variable its value
 // came from ("--embed-model (from envar RAGD_EMBED_MODEL)"), as parseArgs has parse errors do.
 func flagNamed(name string) string {
@@ -412,6 +411,7 @@ func flagNamed(name string) string {
 	return "--" + name
 }
 
+// given reports whether args set flag name themselves (--name, --name=V or --no-name).
 func given(args []string, name string) bool {
 	for _, a := range args {
 		if a == "--"+name || strings.HasPrefix(a, "--"+name+"=") || a == "--no-"+name {

@@ -40,6 +40,11 @@ func DecodeAsk(raw []byte) (a Ask, hint string, err error) {
 	if err := Decode(raw, &a); err != nil {
 		return a, "", err
 	}
+	// The pipeline reads the nil UUID as "no conversation": sent, it would start a new one at
+	// every turn of a UI that never stored the id it got back, losing the conversation quietly.
+	if a.ConversationID != nil && *a.ConversationID == uuid.Nil {
+		return a, "", ragd.Invalidf("conversation_id", "is the nil UUID, which names no conversation: omit it (or send null) to start one")
+	}
 	switch {
 	case a.Intent == "":
 		return a, a.ModeHint, nil
@@ -232,6 +237,9 @@ func DecodeReply(raw []byte, maxBytes int) (content string, msg uuid.UUID, err e
 		return "", uuid.Nil, ragd.Invalidf("content", "is not valid UTF-8")
 	}
 	if req.MessageID != nil {
+		if *req.MessageID == uuid.Nil {
+			return "", uuid.Nil, ragd.Invalidf("message_id", "is the nil UUID, which names no message: omit it (or send null) for the latest turn")
+		}
 		msg = *req.MessageID
 	}
 	return content, msg, nil

@@ -22,6 +22,10 @@ func TestBadIDNamesItsField(t *testing.T) {
 		{`{"message":"hi","conversation_id":"xyz"}`, "conversation_id", askErr},
 		{`{"message":"hi","pins":["` + someID + `","B"]}`, "pins", askErr},
 		{`{"content":"ok","message_id":"nope"}`, "message_id", replyErr},
+		// The nil UUID reads as "none": sent, it would quietly start a new conversation (or pick
+		// the latest turn) instead of naming one.
+		{`{"message":"hi","conversation_id":"00000000-0000-0000-0000-000000000000"}`, "conversation_id", askErr},
+		{`{"content":"ok","message_id":"00000000-0000-0000-0000-000000000000"}`, "message_id", replyErr},
 	} {
 		err := tc.decode([]byte(tc.body))
 		var in *ragd.InputError

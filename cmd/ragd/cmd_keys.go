@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -52,6 +53,12 @@ func (c keysListCmd) Run(ctx context.Context, a *app) error {
 	if err := a.openStore(ctx, a.cfg.Schema, true); err != nil {
 		return err
 	}
+	if c.Tenant != "" {
+		// A misspelt tenant would list no key, as if the tenant had none.
+		if _, err := a.store.TenantID(ctx, c.Tenant); err != nil {
+			return fmt.Errorf("--tenant: %w", err)
+		}
+	}
 	ks, err := a.store.Keys(ragd.AllTenants(ctx))
 	if err != nil {
 		return err
@@ -59,7 +66,7 @@ func (c keysListCmd) Run(ctx context.Context, a *app) error {
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "ID\tTENANT\tROLE\tPREFIX\tNAME\tCREATED\tREVOKED")
 	for _, k := range ks {
-		if c.Tenant != "" && k.TenantName != c.Tenant {
+		if c.Tenant != "" && k.TenantName != strings.TrimSpace(c.Tenant) {
 			continue
 		}
 		revoked := "-"

@@ -187,12 +187,20 @@ func TestIngestCorpusRecords(t *testing.T) {
 		``,
 		`{"title": "no id", "text": "x"}`,
 		`{"_id": "d3", "title": "Gamma", "text": "Third record about gamma rays."}`,
+		// A repeated _id replaced d1 as its version 2, without a word.
+		`{"_id": "d1", "title": "Alpha again", "text": "Another record under the first one's id."}`,
 	}, "\n")), 0o644))
 	st, res := b.run(t, path)
 	require.Equal(t, 3, st.Created)
-	require.Equal(t, 2, st.Failed)
+	require.Zero(t, st.Updated)
+	require.Equal(t, 3, st.Failed)
 	require.ErrorContains(t, res[path+":3"].Err, "json")
 	require.ErrorContains(t, res[path+":5"].Err, "_id")
+	require.ErrorContains(t, res[path+":7"].Err, `_id: "d1" is line 1's already`)
+	first, err := b.store.DocumentBySource(b.ctx, "corpus:tiny/d1")
+	require.NoError(t, err)
+	require.Equal(t, "Alpha", first.Title)
+	require.Equal(t, 1, first.Version)
 
 	d, err := b.store.DocumentBySource(b.ctx, "corpus:tiny/d2")
 	require.NoError(t, err)

@@ -157,7 +157,8 @@ type corpusRecord struct {
 }
 
 // readCorpus yields one source per line of a JSONL corpus, keyed "corpus:<name>/<_id>". A bad
-// line is an error for that record only.
+// line is an error for that record only; so is an _id an earlier line has, which would
+// otherwise replace that record (as its next version) without a word.
 func readCorpus(path string, yield func(Source, error) bool) bool {
 	f, err := os.Open(path)
 	if err != nil {
@@ -165,6 +166,7 @@ func readCorpus(path string, yield func(Source, error) bool) bool {
 	}
 	defer f.Close()
 	name := CorpusName(path)
+	seen := map[string]int{} // line of each _id
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 64<<20)
 	for n := 1; sc.Scan(); n++ {
@@ -186,6 +188,13 @@ func readCorpus(path string, yield func(Source, error) bool) bool {
 			}
 			continue
 		}
+		if first, ok := seen[r.ID]; ok {
+			if !yield(Source{Name: where}, ragd.Invalidf("_id", "%q is line %d's already: one record per _id", r.ID, first)) {
+				return false
+			}
+			continue
+		}
+		seen[r.ID] = n
 		if !yield(recordSource(name, where, r)) {
 			return false
 		}

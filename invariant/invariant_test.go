@@ -6,6 +6,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ragd/ragd/internal/modeltest"
 )
 
 func TestPriority(t *testing.T) {
@@ -193,10 +195,17 @@ func FuzzDetect(f *testing.F) {
 	})
 }
 
+// BenchmarkDetect times Detect, P(DEBUGGING) included, on chat messages, pasted output and the
+// benchmark messages of modeltest (an ordinary question and the longest messages, as "m.NAME"):
+//
+//	go test ./invariant -run '^$' -bench Detect -count 6
 func BenchmarkDetect(b *testing.B) {
-	for _, bc := range []struct {
-		name, msg string
-	}{
+	type message struct{ name, msg string }
+	var messages []message
+	for _, m := range modeltest.Messages {
+		messages = append(messages, message{"m." + m.Name, m.Text})
+	}
+	for _, bc := range append([]message{
 		{"sentence", "Never log the access token, not even at debug level. Students paste their debug output into the forum."},
 		{"multiwoz", "No , I want to be in the centre of town . What about architecture attractions ?"},
 		{"trace", "Traceback (most recent call last):\n  File \"ingest.py\", line 88, in <module>\n    main()\n" +
@@ -204,7 +213,7 @@ func BenchmarkDetect(b *testing.B) {
 		// 8 KB of pasted log, the most a message may hold.
 		{"log", strings.Repeat("2024-05-02T10:00:00Z worker-3 INFO processed batch 17 in 412ms, 512 chunks\n", 100) +
 			"2024-05-02T10:00:01Z worker-3 ERROR OOMKilled (exit 137)"},
-	} {
+	}, messages...) {
 		b.Run(bc.name, func(b *testing.B) {
 			for b.Loop() {
 				Detect(bc.msg)

@@ -2,7 +2,6 @@ package classify
 
 import (
 	"cmp"
-	"hash/fnv"
 	"math"
 	"slices"
 	"sort"
@@ -100,15 +99,33 @@ func isWord(tok string) bool {
 // hasher hashes feature strings into 2^bits buckets.
 type hasher struct{ mask uint32 }
 
+// bucket hashes the parts (FNV-1a, 32 bits) with a 0 byte between them, so that ("ab","c") and
+// ("a","bc") differ.
 func (h hasher) bucket(parts ...string) uint32 {
-	f := fnv.New32a()
+	s := fnvOffset
 	for i, p := range parts {
 		if i > 0 {
-			f.Write([]byte{0}) // a separator, so ("ab","c") and ("a","bc") differ
+			s = fnvAdd(s, "\x00")
 		}
-		f.Write([]byte(p))
+		s = fnvAdd(s, p)
 	}
-	return f.Sum32() & h.mask
+	return s & h.mask
+}
+
+// FNV-1a, written out (hash/fnv's, as TestBucket checks) so that a hash can go on from a state:
+// charCounts hashes a word's 3-, 4- and 5-grams from one place as one, and no call allocates.
+const (
+	fnvOffset uint32 = 2166136261
+	fnvPrime  uint32 = 16777619
+)
+
+// fnvAdd is FNV-1a state s after the bytes of p.
+func fnvAdd(s uint32, p string) uint32 {
+	for i := 0; i < len(p); i++ {
+		s ^= uint32(p[i])
+		s *= fnvPrime
+	}
+	return s
 }
 
 // featurize turns the text part of an input into hashed features. Each block (the main text's
@@ -180,14 +197,26 @@ func wordCounts(h hasher, prefix string, tokens []string) map[uint32]float64 {
 // "ValueError", "recieve").
 func charCounts(h hasher, tokens []string) map[uint32]float64 {
 	counts := make(map[uint32]float64)
+	start := fnvAdd(fnvOffset, "c\x00") // bucket("c", gram) hashes this first
+	var at []int
 	for _, tok := range tokens {
 		if !isWord(tok) {
 			continue
 		}
-		r := []rune("<" + tok + ">")
-		for n := 3; n <= 5; n++ {
-			for i := 0; i+n <= len(r); i++ {
-				counts[h.bucket("c", string(r[i:i+n]))]++
+		w := "<" + tok + ">"
+		at = at[:0] // where each rune of w starts, and its end
+		for i := range w {
+			at = append(at, i)
+		}
+		at = append(at, len(w))
+		// The 3-gram at a rune, then the 4- and 5-grams that go on from it: their hashes go on
+		// from its. Counts are whole numbers, so the order they are added in changes nothing.
+		for i := 0; i+3 < len(at); i++ {
+			s := fnvAdd(start, w[at[i]:at[i+3]])
+			counts[s&h.mask]++
+			for n := 4; n <= 5 && i+n < len(at); n++ {
+				s = fnvAdd(s, w[at[i+n-1]:at[i+n]])
+				counts[s&h.mask]++
 			}
 		}
 	}

@@ -1,8 +1,9 @@
 package invariant
 
 import (
-	"regexp"
 	"strings"
+
+	"github.com/ragd/ragd/classify"
 )
 
 // view is what the cues look at for one clause: its text, its sentence, its line and a few
@@ -37,10 +38,12 @@ type message struct {
 	debugging float64 // the probability that it is DEBUGGING (Debugging)
 	memo      map[memoKey]bool
 	named     map[memoKey]uint64 // the safety concepts a text names (re nil), as conceptIndex finds them
+	// scanned holds each text the cues ask about, scanned once for what all patterns need.
+	scanned map[memoKey]*classify.Scanned // re nil
 }
 
 type memoKey struct {
-	re *regexp.Regexp
+	re *classify.Pattern
 	f  field
 	at segment // the clause, sentence or line the text is of
 }
@@ -50,7 +53,7 @@ type memoKey struct {
 func newMessage(msg string, debugging float64) *message {
 	norm := normalise(msg)
 	return &message{resolved: resolvedRe.MatchString(norm), progress: progressRe.MatchString(norm),
-		debugging: debugging, memo: map[memoKey]bool{}, named: map[memoKey]uint64{}}
+		debugging: debugging, memo: map[memoKey]bool{}, named: map[memoKey]uint64{}, scanned: map[memoKey]*classify.Scanned{}}
 }
 
 // FailureThreshold is the P(DEBUGGING) from which a message reports a current failure (the
@@ -82,12 +85,27 @@ func (v *view) at(f field) segment {
 	return v.c.segment
 }
 
-// is reports whether re matches the text f of the view.
-func (v *view) is(re *regexp.Regexp, f field) bool {
-	k := memoKey{re, f, v.at(f)}
+// key returns the memo key of re (nil: the text itself) about text f of the view. A clause that
+// is its whole sentence has one text for both.
+func (v *view) key(re *classify.Pattern, f field) memoKey {
+	if f == sentence && v.c.Sentence == v.c.segment {
+		f = text
+	}
+	return memoKey{re, f, v.at(f)}
+}
+
+// is reports whether re, one of patterns, matches the text f of the view.
+func (v *view) is(re *classify.Pattern, f field) bool {
+	k := v.key(re, f)
 	got, ok := v.msg.memo[k]
 	if !ok {
-		got = re.MatchString(v.texts[f])
+		tk := v.key(nil, f)
+		t := v.msg.scanned[tk]
+		if t == nil {
+			t = patterns.Scan(v.texts[f])
+			v.msg.scanned[tk] = t
+		}
+		got = t.Match(re)
 		v.msg.memo[k] = got
 	}
 	return got
@@ -95,7 +113,7 @@ func (v *view) is(re *regexp.Regexp, f field) bool {
 
 // concepts returns the safety concepts text f of the view names, one bit each (concept.go).
 func (v *view) concepts(f field) uint64 {
-	k := memoKey{nil, f, v.at(f)}
+	k := v.key(nil, f)
 	got, ok := v.msg.named[k]
 	if !ok {
 		got = conceptIndex.find(v.texts[f])
@@ -118,7 +136,7 @@ func normalise(s string) string {
 
 // filler is what opens a clause without carrying its meaning: politeness, hesitation, a
 // greeting. It is cut from spans and from the clause-initial cues.
-var filler = regexp.MustCompile(`^(?:(?:sorry|excuse me|please|pls|plz|wait|hmm+|oh|ok(?:ay)?|yes|yeah|thanks|thank you|btw|well|also|and|but|so|one thing though|just)\b[\s,:.!]*)+`)
+var filler = classify.MustPattern(`^(?:(?:sorry|excuse me|please|pls|plz|wait|hmm+|oh|ok(?:ay)?|yes|yeah|thanks|thank you|btw|well|also|and|but|so|one thing though|just)\b[\s,:.!]*)+`)
 
 // cue is one binary feature of a clause.
 type cue struct {
@@ -126,8 +144,12 @@ type cue struct {
 	on   func(v *view) bool
 }
 
-// re compiles a pattern of the cue table. Patterns run on normalised (lower-case) text.
-func re(pattern string) *regexp.Regexp { return regexp.MustCompile(pattern) }
+// patterns are the patterns the cues ask about (view.is), scanned for together.
+var patterns = classify.NewPatterns()
+
+// re compiles a pattern of the cue table, one of patterns. Patterns run on normalised
+// (lower-case) text, but for errClassRe, errLineRe and quotedRe, which read case.
+func re(pattern string) *classify.Pattern { return patterns.Add(classify.MustPattern(pattern)) }
 
 // Idioms and distractors that use the words of a requirement without making one. They are cues
 // of their own (the model learns they speak against a constraint) and they are blanked out
@@ -187,14 +209,14 @@ var (
 
 // Words of failure.
 var (
-	errClassRe   = regexp.MustCompile(`\b[A-Z]\w*(?:Error|Exception)\b|\bError\b|\b(?:OOMKilled|CrashLoopBackOff|ImagePullBackOff|ErrImagePull|Evicted|SIGSEGV|SIGKILL)\b|\bERR!|\bFAILED\b|\bFATAL\b|\bpanic:|\bfatal:|\bTraceback\b|\b[Ee]rror(?:\[\w+\])?:|\b[A-Z_]+_(?:FAILED|ERROR|DENIED|REFUSED|TIMEOUT|INVALID)\b|\b[A-Z][a-z]+(?:[A-Z][a-z]+)+(?:Off|Killed|Failed|Denied)\b`)
+	errClassRe   = re(`\b[A-Z]\w*(?:Error|Exception)\b|\bError\b|\b(?:OOMKilled|CrashLoopBackOff|ImagePullBackOff|ErrImagePull|Evicted|SIGSEGV|SIGKILL)\b|\bERR!|\bFAILED\b|\bFATAL\b|\bpanic:|\bfatal:|\bTraceback\b|\b[Ee]rror(?:\[\w+\])?:|\b[A-Z_]+_(?:FAILED|ERROR|DENIED|REFUSED|TIMEOUT|INVALID)\b|\b[A-Z][a-z]+(?:[A-Z][a-z]+)+(?:Off|Killed|Failed|Denied)\b`)
 	errWordRe    = re(`\b(?:errors?|exceptions?|warnings?)\b`)
-	errLineRe    = regexp.MustCompile(`^\s*(?:\S+\s+\|\s+)?(?:[\w .$-]{1,30}:\s+)?(?:Traceback|panic:|fatal:|FATAL|FAILED|ERROR|Error|E\d{3,}|npm ERR!|error(?:\[\w+\])?:|(?:\w+\.)*\w*(?:Error|Exception)\b|Exception)`)
+	errLineRe    = re(`^\s*(?:\S+\s+\|\s+)?(?:[\w .$-]{1,30}:\s+)?(?:Traceback|panic:|fatal:|FATAL|FAILED|ERROR|Error|E\d{3,}|npm ERR!|error(?:\[\w+\])?:|(?:\w+\.)*\w*(?:Error|Exception)\b|Exception)`)
 	errCodeRe    = re(`\b(?:exit(?:ed)? (?:with )?(?:code|status)|exit \d+|oomkilled|crashloopbackoff|imagepullbackoff|segfault|segmentation fault|core dumped|permission denied|no such file|not found|timed out|timeout|refused|econnrefused|eaddrinuse|\w+_failed|killed)\b|\b(?:returns?|returned|got|http|status|code|error|answers?)\s+[45]\d\d\b|\([45]\d\d\b`)
 	failRe       = re(`\b(?:fails?|failed|failing|failure|crash\w*|broken|breaks|dies|died|hangs?|hung|stuck|freez\w+|froze|won't (?:start|build|run|load|work|compile|install|connect)|doesn't (?:work|start|load|run|compile|build)|does not work|not working|isn't working|stopped working|not start|rejects?|rejected|loops? forever|keeps (?:showing|throwing|returning|giving|bouncing|crashing|failing)|is red|went red|blocked|can't find|cannot find)\b`)
 	cannotRe     = re(`\b(?:can't|cannot|can not|could not|couldn't|unable to|not able to|nobody can|no one can)\b`)
 	subjCannotRe = re(`\b(?:i|we|nobody|no one|it|they|users?)\s+(?:can't|cannot|can not|couldn't|could not|am unable|are unable)\b`)
-	quotedRe     = regexp.MustCompile("`[^`]+`|\"[^\"]{6,}\"|(?:^|[\\s(:])'[^']{6,}'")
+	quotedRe     = re("`[^`]+`|\"[^\"]{6,}\"|(?:^|[\\s(:])'[^']{6,}'")
 	resolvedRe   = re(`\b(?:(?:is|are|was|got|been|it's|that's)\s+(?:\w+\s+)?(?:fixed|resolved|solved|sorted)|fixed (?:now|it)|resolved now|works now|working now|it's fine|is fine now|fine now|works on my machine|that works|it works|figured it out|found it)\b`)
 	// pastRe and presentRe place a failure in time: one told only in the past ("the build failed
 	// twice last week") is a story, not a blocker; one that is still happening is.
@@ -300,7 +322,7 @@ func plain(text string) string {
 
 // quotation is text in backticks or double quotes: what someone else wrote, not what the user
 // asks for.
-var quotation = regexp.MustCompile("`[^`]*`|\"[^\"]*\"")
+var quotation = classify.MustPattern("`[^`]*`|\"[^\"]*\"")
 
 // safetyWords reports whether text f of v speaks of something to protect or a reason to
 // protect it.

@@ -2,7 +2,6 @@ package mode
 
 import (
 	"math"
-	"regexp"
 	"strings"
 
 	"github.com/ragd/ragd/classify"
@@ -116,8 +115,13 @@ func wordStarts(alts ...string) string { return `\b(?:` + strings.Join(alts, "|"
 // opening returns a pattern matching any of the alternatives as the text's first words.
 func opening(alts ...string) string { return `^(?:` + strings.Join(alts, "|") + `)\b` }
 
-// anyOf compiles a pattern matching any of the given ones.
-func anyOf(patterns ...string) *regexp.Regexp { return regexp.MustCompile(strings.Join(patterns, "|")) }
+// cuePatterns are the cue patterns, scanned for together in a turn (input).
+var cuePatterns = classify.NewPatterns()
+
+// anyOf compiles a pattern matching any of the given ones, one of cuePatterns.
+func anyOf(patterns ...string) *classify.Pattern {
+	return cuePatterns.Add(classify.MustPattern(strings.Join(patterns, "|")))
+}
 
 // input builds the classifier input of a turn and the previous user turn (or ""). Text
 // n-grams carry the wording, and the previous turn's n-grams come under "prev" (terse
@@ -131,26 +135,26 @@ func anyOf(patterns ...string) *regexp.Regexp { return regexp.MustCompile(string
 // [-0.015, +0.005]), and without them a model trained on the authored rows alone scores the real
 // ones better (+0.029 [0.000, +0.049]). Every other cue family costs macro F1 when dropped.
 func input(text, prev string) classify.Input {
-	lower := normalize(text)
+	lower := cuePatterns.Scan(normalize(text))
 	extra := map[string]float64{}
 	cues := []struct {
 		name string
-		re   *regexp.Regexp
-		s    string
+		re   *classify.Pattern
+		raw  bool // the cue reads text as written, not lower
 	}{
-		{"cue_error", errorCue, lower},
-		{"cue_failure", failureCue, lower},
-		{"cue_code", codeCue, text},
-		{"cue_task", taskCue, lower},
-		{"cue_learning", learningCue, lower},
-		{"cue_exploration", explorationCue, lower},
-		{"cue_general", generalCue, lower},
-		{"cue_meta", metaCue, lower},
-		{"cue_why_own", whyOwnCue, lower},
-		{"cue_choice", choiceCue, lower},
+		{"cue_error", errorCue, false},
+		{"cue_failure", failureCue, false},
+		{"cue_code", codeCue, true},
+		{"cue_task", taskCue, false},
+		{"cue_learning", learningCue, false},
+		{"cue_exploration", explorationCue, false},
+		{"cue_general", generalCue, false},
+		{"cue_meta", metaCue, false},
+		{"cue_why_own", whyOwnCue, false},
+		{"cue_choice", choiceCue, false},
 	}
 	for _, c := range cues {
-		if c.re.MatchString(c.s) {
+		if c.raw && c.re.MatchString(text) || !c.raw && lower.Match(c.re) {
 			extra[c.name] = 1
 		}
 	}

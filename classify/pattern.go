@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -169,15 +170,29 @@ func (t *Scanned) Match(p *Pattern) bool {
 	return p.match(t.text, t.hit, t.set.need().ids[base:base+len(p.parts().sets)])
 }
 
+// FindAllStringSubmatchIndex is regexp's, without running the engine on a text that cannot
+// match.
+func (p *Pattern) FindAllStringSubmatchIndex(s string, n int) [][]int {
+	if !p.mayMatch(s) {
+		return nil
+	}
+	return p.Regexp.FindAllStringSubmatchIndex(s, n)
+}
+
 // ReplaceAllString is regexp's, without running the engine on a text that cannot match.
 func (p *Pattern) ReplaceAllString(src, repl string) string {
-	ps := p.parts()
-	n := ps.need()
-	hit := n.hits(src)
-	if !slices.ContainsFunc(ps.branches, func(b branch) bool { return b.may(hit, n.ids) }) {
+	if !p.mayMatch(src) {
 		return src
 	}
 	return p.Regexp.ReplaceAllString(src, repl)
+}
+
+// mayMatch reports whether s may match some branch of p.
+func (p *Pattern) mayMatch(s string) bool {
+	ps := p.parts()
+	n := ps.need()
+	hit := n.hits(s)
+	return slices.ContainsFunc(ps.branches, func(b branch) bool { return b.may(hit, n.ids) })
 }
 
 // split returns branches of r, a match of r being a match of one of them: its alternatives,
@@ -382,11 +397,31 @@ func literals(r *syntax.Regexp) (exact []string, need [][]string) {
 		syntax.OpWordBoundary, syntax.OpNoWordBoundary:
 		return []string{""}, nil
 	case syntax.OpLiteral:
-		if r.Flags&syntax.FoldCase != 0 || slices.Contains(r.Rune, utf8.RuneError) {
-			// Folding matches other spellings ("ſ" for "s"); U+FFFD matches any invalid byte.
-			return nil, nil
+		if slices.Contains(r.Rune, utf8.RuneError) {
+			return nil, nil // U+FFFD matches any invalid byte
 		}
-		return []string{string(r.Rune)}, nil
+		if r.Flags&syntax.FoldCase == 0 {
+			return []string{string(r.Rune)}, nil
+		}
+		// Case folded, a rune matches any rune of its orbit under unicode.SimpleFold ("s",
+		// "S", "ſ"): every spelling, while they are few.
+		out := []string{""}
+		for _, c := range r.Rune {
+			var next []string
+			for f := c; ; {
+				for _, o := range out {
+					next = append(next, o+string(f))
+				}
+				if f = unicode.SimpleFold(f); f == c {
+					break
+				}
+			}
+			if len(next) > maxExact {
+				return nil, nil
+			}
+			out = next
+		}
+		return out, nil
 	case syntax.OpCharClass:
 		var out []string
 		for i := 0; i+1 < len(r.Rune); i += 2 {

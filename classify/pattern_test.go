@@ -29,6 +29,7 @@ var patternCases = []string{
 	`\?\s*$`,
 	`\byesterday(?:$|[^'\w])|\b(?:last (?:week|night)|(?:days?|weeks?) ago)\b`,
 	`é+|ſ|\x{FFFD}|[ÄÖÜ]x|\bk\b`,
+	`(?i)\bsk(?:y|ies)\b|(?i:ǅ)`,
 	`a*|b`,
 	`(?:x|y)(?:1|2)(?:p|q)z`,
 }
@@ -43,7 +44,7 @@ func patternTexts(t *testing.T) []string {
 		"`x`", "say \"hello there\"", "it's 'quoted text'", "we can't log in", "not the cat, it's the dog",
 		"wait, no later than 9", "X AND we go", "sorry, please do it", "OOMKilled CrashLoopBackOff AUTH_FAILED",
 		"why?", "yesterday's news", "yesterday.", "two days ago", "éé ſ \xff K", "xyz x1pz y2qz", "UNLESS",
-		"ſorry", "\xff\xfe", "ÄÖÜx", strings.Repeat("qwertyuiop", 800),
+		"ſorry", "\xff\xfe", "ÄÖÜx", "ſKIES", "Sky", "ǆ Ǆ ǅ", strings.Repeat("qwertyuiop", 800),
 	}
 	for _, file := range []string{"../mode/data/modes_extra.jsonl", "../invariant/data/invariants_extra.jsonl"} {
 		rows, err := LoadJSONL[struct{ Text string }](file)
@@ -71,6 +72,7 @@ func TestPatternAnswersAsRegexp(t *testing.T) {
 			require.Equal(t, want, p.MatchString(text), "%q on %q", patternCases[i], text)
 			require.Equal(t, want, scanned.Match(p), "%q on %q, in a set", patternCases[i], text)
 			require.Equal(t, re.ReplaceAllString(text, "_"), p.ReplaceAllString(text, "_"), "%q on %q", patternCases[i], text)
+			require.Equal(t, re.FindAllStringSubmatchIndex(text, -1), p.FindAllStringSubmatchIndex(text, -1), "%q on %q", patternCases[i], text)
 		}
 	}
 }
@@ -108,7 +110,9 @@ func TestNeeded(t *testing.T) {
 	require.Equal(t, [][]string{{"at "}, {" ("}, {":"}}, need(`\bat \S+ \(\S+:\d+`))
 	require.Equal(t, [][]string{{"exit code", "exit status"}}, need(`\bexit (?:code|status)\b`))
 	require.Equal(t, [][]string{{"`"}}, need("`[^`]+`"))
-	require.Nil(t, need(`(?i)sorry`))
+	require.Equal(t, [][]string{{"AN", "An", "aN", "an"}}, need(`(?i)an`))
+	require.Len(t, need(`(?i)sorry`)[0], 3*2*2*2*2) // s, S and ſ
+	require.Nil(t, need(`(?i)no later than`))       // too many spellings
 	require.Nil(t, need(`a*|b`))
 	require.Nil(t, need(`\bk\b`))
 	require.Len(t, need(`[45]\d\d`)[0], 200)

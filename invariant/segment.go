@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/ragd/ragd/classify"
 )
 
 // segment is a piece of a message: a clause, or the sentence it belongs to. Start and End are
@@ -144,7 +146,7 @@ func abbreviation(text string) bool {
 // open a constraint of their own ("…, no later than 09:45"; first, so that ", as long as" is not
 // read as ", as"), a conjunction after a comma, a bare "but", or "and" followed by a word that
 // starts a new clause. The one group that matched is the separator.
-var clauseBreak = regexp.MustCompile(`(?i)(\s*,\s*)(?:no later than|no earlier than|no more than|as long as|so long as|at least|at most|never|always|only if|unless)\b` +
+var clauseBreak = classify.MustPattern(`(?i)(\s*,\s*)(?:no later than|no earlier than|no more than|as long as|so long as|at least|at most|never|always|only if|unless)\b` +
 	`|(\s*,\s*(?:and|but|so|because|since|otherwise|which|though|while|as)\s+|\s+but\s+)\S` +
 	`|(\s+and\s+)(?:i|we|it|they|you|the|this|that|there|nothing|nobody|no|never|always|please|also|then|don't|do not)\b`)
 

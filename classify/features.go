@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/ragd/ragd/wordvec"
 )
@@ -198,26 +199,25 @@ func wordCounts(h hasher, prefix string, tokens []string) map[uint32]float64 {
 func charCounts(h hasher, tokens []string) map[uint32]float64 {
 	counts := make(map[uint32]float64)
 	start := fnvAdd(fnvOffset, "c\x00") // bucket("c", gram) hashes this first
-	var at []int
 	for _, tok := range tokens {
 		if !isWord(tok) {
 			continue
 		}
 		w := "<" + tok + ">"
-		at = at[:0] // where each rune of w starts, and its end
-		for i := range w {
-			at = append(at, i)
-		}
-		at = append(at, len(w))
-		// The 3-gram at a rune, then the 4- and 5-grams that go on from it: their hashes go on
-		// from its. Counts are whole numbers, so the order they are added in changes nothing.
-		for i := 0; i+3 < len(at); i++ {
-			s := fnvAdd(start, w[at[i]:at[i+3]])
-			counts[s&h.mask]++
-			for n := 4; n <= 5 && i+n < len(at); n++ {
-				s = fnvAdd(s, w[at[i+n-1]:at[i+n]])
-				counts[s&h.mask]++
+		// From each rune, the 3-gram, then the 4- and 5-grams whose hashes go on from its.
+		// Counts are whole numbers, so the order they are added in changes nothing.
+		for i := 0; i < len(w); {
+			s, j := start, i
+			for n := 1; n <= 5 && j < len(w); n++ {
+				_, size := utf8.DecodeRuneInString(w[j:])
+				s = fnvAdd(s, w[j:j+size])
+				j += size
+				if n >= 3 {
+					counts[s&h.mask]++
+				}
 			}
+			_, size := utf8.DecodeRuneInString(w[i:])
+			i += size
 		}
 	}
 	return counts

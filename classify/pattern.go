@@ -2,6 +2,7 @@ package classify
 
 import (
 	"cmp"
+	"fmt"
 	"maps"
 	"regexp"
 	"regexp/syntax"
@@ -256,7 +257,7 @@ func newNeedles(sets [][]string) *needles {
 	distinct := map[string]int32{}
 	ids := make([]int32, len(sets))
 	for k, set := range sets {
-		key := strings.Join(set, "\x00")
+		key := fmt.Sprintf("%q", set) // the same for equal sets (needed sorts them), only for them
 		i, seen := distinct[key]
 		if !seen {
 			i = int32(len(distinct))

@@ -32,6 +32,7 @@ var patternCases = []string{
 	`(?i)\bsk(?:y|ies)\b|(?i:ǅ)`,
 	`a*|b`,
 	`(?:x|y)(?:1|2)(?:p|q)z`,
+	`\{\x00\}`, `[{}]`, // needed sets {"{\x00}"} and {"{", "}"}: told apart in a set
 }
 
 // patternTexts are texts to match them against: the labelled turns of the mode and invariant
@@ -44,7 +45,7 @@ func patternTexts(t *testing.T) []string {
 		"`x`", "say \"hello there\"", "it's 'quoted text'", "we can't log in", "not the cat, it's the dog",
 		"wait, no later than 9", "X AND we go", "sorry, please do it", "OOMKilled CrashLoopBackOff AUTH_FAILED",
 		"why?", "yesterday's news", "yesterday.", "two days ago", "éé ſ \xff K", "xyz x1pz y2qz", "UNLESS",
-		"ſorry", "\xff\xfe", "ÄÖÜx", "ſKIES", "Sky", "ǆ Ǆ ǅ", strings.Repeat("qwertyuiop", 800),
+		"ſorry", "\xff\xfe", "ÄÖÜx", "ſKIES", "Sky", "ǆ Ǆ ǅ", "{", "{\x00}", strings.Repeat("qwertyuiop", 800),
 	}
 	for _, file := range []string{"../mode/data/modes_extra.jsonl", "../invariant/data/invariants_extra.jsonl"} {
 		rows, err := LoadJSONL[struct{ Text string }](file)

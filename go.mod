@@ -10,6 +10,7 @@ require (
 	github.com/blevesearch/segment v0.9.1
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
+	github.com/coregx/ahocorasick v0.3.1
 	github.com/getkin/kin-openapi v0.152.0
 	github.com/go-pdf/fpdf v0.9.0
 	github.com/gofrs/flock v0.13.0

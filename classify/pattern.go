@@ -3,7 +3,6 @@ package classify
 import (
 	"cmp"
 	"fmt"
-	"maps"
 	"regexp"
 	"regexp/syntax"
 	"slices"
@@ -11,6 +10,8 @@ import (
 	"sync"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/coregx/ahocorasick"
 )
 
 // Pattern is a regular expression for a cue feature, matched in parts that are cheap to rule
@@ -233,29 +234,22 @@ func split(r *syntax.Regexp) []*syntax.Regexp {
 }
 
 // needles finds which of several sets of strings a text holds a string of, in one pass over
-// it (an Aho-Corasick automaton): each byte moves from one state, the longest end of the text
-// read so far that starts some string, to the next.
+// it: an Aho-Corasick automaton of all their distinct strings, every match of which, overlapping
+// ones too (a string inside another counts), marks the sets holding its string.
 type needles struct {
-	sets int        // the distinct sets
-	ids  []int32    // the number among them of each set given
-	root [256]int32 // the state after a byte from the start state (0)
-	// A state's moves are the bytes edge[first[st]:first[st+1]], sorted, to states to[...].
-	first []int32
-	edge  []byte
-	to    []int32
-	fail  []int32   // the state of the longest proper end of a state's text that is one
-	out   [][]int32 // the sets of the strings that end at a state (through fail too)
+	sets int     // the distinct sets
+	ids  []int32 // the number among them of each set given
+	ac   *ahocorasick.Automaton
+	in   [][]int32 // the sets holding each of ac's strings, by its pattern number
 }
 
 // newNeedles builds the automaton of sets of strings.
 func newNeedles(sets [][]string) *needles {
-	type node struct {
-		next map[byte]int32
-		out  []int32
-	}
-	nodes := []node{{next: map[byte]int32{}}}
 	distinct := map[string]int32{}
 	ids := make([]int32, len(sets))
+	number := map[string]int{} // a string's pattern number in the automaton
+	var strs []string
+	var in [][]int32
 	for k, set := range sets {
 		key := fmt.Sprintf("%q", set) // the same for equal sets (needed sorts them), only for them
 		i, seen := distinct[key]
@@ -268,81 +262,39 @@ func newNeedles(sets [][]string) *needles {
 			continue
 		}
 		for _, s := range set {
-			st := int32(0)
-			for j := 0; j < len(s); j++ {
-				nx, ok := nodes[st].next[s[j]]
-				if !ok {
-					nx = int32(len(nodes))
-					nodes = append(nodes, node{next: map[byte]int32{}})
-					nodes[st].next[s[j]] = nx
-				}
-				st = nx
+			p, ok := number[s]
+			if !ok {
+				p = len(strs)
+				number[s] = p
+				strs = append(strs, s)
+				in = append(in, nil)
 			}
-			nodes[st].out = append(nodes[st].out, i)
+			in[p] = append(in[p], i)
 		}
 	}
-	n := &needles{sets: len(distinct), ids: ids, fail: make([]int32, len(nodes)), out: make([][]int32, len(nodes))}
-	for c, nx := range nodes[0].next {
-		n.root[c] = nx
-	}
-	// Breadth first, so that a state's fail state is done before it.
-	queue := []int32{0}
-	for len(queue) > 0 {
-		st := queue[0]
-		queue = queue[1:]
-		n.out[st] = append(slices.Clone(nodes[st].out), n.out[n.fail[st]]...)
-		if st == 0 {
-			n.out[0] = nil
+	n := &needles{sets: len(distinct), ids: ids, in: in}
+	if len(strs) > 0 {
+		ac, err := ahocorasick.NewBuilder().AddStrings(strs).Build()
+		if err != nil {
+			panic(err) // it refuses only the empty string, which needed never keeps (usable)
 		}
-		keys := slices.Sorted(maps.Keys(nodes[st].next))
-		for _, c := range keys {
-			nx := nodes[st].next[c]
-			if st != 0 {
-				f := n.fail[st]
-				for f != 0 && nodes[f].next[c] == 0 {
-					f = n.fail[f]
-				}
-				n.fail[nx] = nodes[f].next[c] // 0, the start, when no string starts so
-			}
-			queue = append(queue, nx)
-		}
+		n.ac = ac
 	}
-	n.first = make([]int32, len(nodes)+1)
-	for st := range nodes {
-		n.first[st] = int32(len(n.edge))
-		for _, c := range slices.Sorted(maps.Keys(nodes[st].next)) {
-			n.edge = append(n.edge, c)
-			n.to = append(n.to, nodes[st].next[c])
-		}
-	}
-	n.first[len(nodes)] = int32(len(n.edge))
 	return n
 }
 
 // hits returns which sets s holds a string of.
 func (n *needles) hits(s string) []bool {
 	hit := make([]bool, n.sets)
-	st := int32(0)
-	for i := 0; i < len(s); i++ {
-		st = n.step(st, s[i])
-		for _, set := range n.out[st] {
+	if n.ac == nil {
+		return hit
+	}
+	for _, m := range n.ac.FindAllOverlapping([]byte(s)) {
+		for _, set := range n.in[m.PatternID] {
 			hit[set] = true
 		}
 	}
 	return hit
-}
-
-// step is the state after byte c from state st.
-func (n *needles) step(st int32, c byte) int32 {
-	for st != 0 {
-		for j := n.first[st]; j < n.first[st+1]; j++ {
-			if n.edge[j] == c {
-				return n.to[j]
-			}
-		}
-		st = n.fail[st]
-	}
-	return n.root[c]
 }
 
 const (

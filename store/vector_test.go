@@ -53,7 +53,7 @@ func TestSearchVectorPoolSkipsOtherTenants(t *testing.T) {
 	_, err = s.SaveVersions(betaCtx, theirs)
 	require.NoError(t, err)
 
-	analyzeChunks(t, url)
+	asOwner(t, url, "ANALYZE chunks")
 
 	q := unit(0, 1, 0)
 	hits, err := s.SearchVector(ctx, q, k, nil)
@@ -121,7 +121,7 @@ func TestSearchVectorWhenTheIterativeScanStopsShort(t *testing.T) {
 	}
 	_, err = s.SaveVersions(betaCtx, vs)
 	require.NoError(t, err)
-	analyzeChunks(t, url)
+	asOwner(t, url, "ANALYZE chunks")
 
 	q := unit(0, 1, 0)
 
@@ -148,7 +148,7 @@ func TestSearchVectorWhenTheIterativeScanStopsShort(t *testing.T) {
 	}
 	n := found()
 	for try := 0; n >= k && try < 5; try++ {
-		reindexChunks(t, url)
+		asOwner(t, url, "REINDEX INDEX chunks_embedding_idx")
 		n = found()
 	}
 	require.Less(t, n, k, "the HNSW scan alone stops short of k")
@@ -191,24 +191,15 @@ func TestSearchVectorWhenTheIterativeScanStopsShort(t *testing.T) {
 	require.Contains(t, logs.String(), "vector search found fewer than k chunks")
 }
 
-// reindexChunks builds the chunks' HNSW index again, as its owner.
-func reindexChunks(t *testing.T, url string) {
+// asOwner runs a statement as the tables' owner: ANALYZE chunks gathers the statistics, so that
+// the planner's choice between the HNSW index and a sort is the one a loaded database gets;
+// REINDEX builds the HNSW graph again.
+func asOwner(t *testing.T, url, statement string) {
 	t.Helper()
 	owner, err := pgx.Connect(t.Context(), url)
 	require.NoError(t, err)
 	defer owner.Close(t.Context())
-	_, err = owner.Exec(t.Context(), "REINDEX INDEX chunks_embedding_idx")
-	require.NoError(t, err)
-}
-
-// analyzeChunks gathers the chunks table's statistics as its owner, so that the planner's choice
-// between the HNSW index and a sort is the one a loaded database gets.
-func analyzeChunks(t *testing.T, url string) {
-	t.Helper()
-	owner, err := pgx.Connect(t.Context(), url)
-	require.NoError(t, err)
-	defer owner.Close(t.Context())
-	_, err = owner.Exec(t.Context(), "ANALYZE chunks")
+	_, err = owner.Exec(t.Context(), statement)
 	require.NoError(t, err)
 }
 
@@ -243,7 +234,7 @@ func TestSearchVectorIsPlannedForItsTenantEveryTime(t *testing.T) {
 		_, err = s.SaveVersions(asNewTenant(t, s, fmt.Sprintf("small-%d", i)), []ragd.NewVersion{v})
 		require.NoError(t, err)
 	}
-	analyzeChunks(t, url)
+	asOwner(t, url, "ANALYZE chunks")
 
 	// A store on one connection that works as ragd_app, as the pool's do (its searches run the
 	// same statement, in a transaction that sets ef_search); loading auto_explain takes the owner

@@ -106,13 +106,3 @@ func isValueWord(w string) bool {
 
 var numberWords = set(`one two three four five six seven eight nine ten eleven twelve twenty thirty`)
 
-// vocabulary returns the set of words of texts.
-func vocabulary(texts ...string) map[string]bool {
-	out := map[string]bool{}
-	for _, t := range texts {
-		for _, w := range words(t) {
-			out[w] = true
-		}
-	}
-	return out
-}

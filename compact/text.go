@@ -105,4 +105,3 @@ func isValueWord(w string) bool {
 }
 
 var numberWords = set(`one two three four five six seven eight nine ten eleven twelve twenty thirty`)
-

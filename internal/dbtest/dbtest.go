@@ -128,6 +128,10 @@ func Main(m *testing.M) int {
 		return code // no test here needed them
 	}
 	ctx := context.Background()
+	// Unlocking is synchronous; closing alone is not: the server ends the session after Close
+	// returns, and until then dropUnused would find this process's own hold and keep the
+	// databases (it did, under load).
+	_, _ = use.conn.Exec(ctx, "SELECT pg_advisory_unlock_shared(hashtext($1), 0)", templateName())
 	_ = use.conn.Close(ctx) // lets go of this process's hold
 	use.conn = nil
 	if err := dropUnused(ctx); err != nil {

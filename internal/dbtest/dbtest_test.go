@@ -78,6 +78,9 @@ func TestTestProcessesLeaveNoDatabases(t *testing.T) {
 	child()
 	require.Equal(t, []string{p + "tmpl_" + migrations.Fingerprint(), p + "tx_" + migrations.Fingerprint()}, databases(),
 		"a process that still runs keeps them")
+	// As Main lets go (a session's end releases its locks only after Close returns).
+	_, err = other.Exec(ctx, "SELECT pg_advisory_unlock_shared(hashtext($1), 0)", p+"tmpl_"+migrations.Fingerprint())
+	require.NoError(t, err)
 	require.NoError(t, other.Close(ctx))
 	child()
 	require.Empty(t, databases(), "the last one out drops them")

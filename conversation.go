@@ -63,6 +63,9 @@ type ConversationSource struct {
 	CitedChunkIDs []int64
 	Facts         []Fact // the compact facts it contributed last, for the next turn
 	Reason        string // why it is (or stopped being) carried
+	// Deleted: the document was deleted since (read with the state, not stored). It is out of
+	// search, so no turn carries it, whatever Carried and Pinned say.
+	Deleted bool
 }
 
 // Fact is one cited sentence.

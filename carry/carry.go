@@ -72,6 +72,7 @@ const (
 	ReasonWaiting   = "not-used"     // carried, not returned this turn: decaying
 	ReasonBelowTau  = "below-tau"    // carried, but its re-score was under Tau this turn
 	ReasonUnpinned  = "unpinned"     // the user removed the pin
+	ReasonDeleted   = "deleted"      // the document was deleted (shown, not stored: see ragd.ConversationSource.Deleted)
 	reasonFormatIdx = "%s (turn %d)" // how reasons are written with their turn
 )
 

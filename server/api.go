@@ -7,6 +7,7 @@ import (
 
 	"github.com/ragd/ragd"
 	"github.com/ragd/ragd/ask"
+	"github.com/ragd/ragd/carry"
 	"github.com/ragd/ragd/invariant"
 	"github.com/ragd/ragd/refer"
 )
@@ -284,13 +285,19 @@ type conversationSourceJSON struct {
 	LastTurn      int        `json:"last_turn"`
 	LastUsedAt    time.Time  `json:"last_used_at"`
 	Reason        string     `json:"reason"`
+	Deleted       bool       `json:"deleted"`
 	Facts         []factJSON `json:"facts"`
 }
 
 func conversationSourceOf(cs ragd.ConversationSource) conversationSourceJSON {
 	out := conversationSourceJSON{DocID: cs.DocID, Letter: cs.Marker, CarryScore: cs.CarryScore, Pinned: cs.Pinned,
 		Carried: cs.Carried, InactiveTurns: cs.InactiveTurns, FirstTurn: cs.FirstTurn, LastTurn: cs.LastTurn,
-		LastUsedAt: cs.LastUsedAt, Reason: cs.Reason, Facts: make([]factJSON, len(cs.Facts))}
+		LastUsedAt: cs.LastUsedAt, Reason: cs.Reason, Deleted: cs.Deleted, Facts: make([]factJSON, len(cs.Facts))}
+	if cs.Deleted {
+		// Out of search, so no turn carries it; a pin stays (and counts toward --max-pins)
+		// until unpinned.
+		out.Carried, out.Reason = false, carry.ReasonDeleted
+	}
 	for i, f := range cs.Facts {
 		out.Facts[i] = factJSON{Marker: f.Marker, Text: f.Text}
 	}

@@ -26,6 +26,7 @@ type conversationSource struct {
 	Carried       bool    `json:"carried"`
 	InactiveTurns int     `json:"inactive_turns"`
 	Reason        string  `json:"reason"`
+	Deleted       bool    `json:"deleted"`
 }
 
 func (b *testBundle) sources(t *testing.T, conv string) map[string]conversationSource {
@@ -182,6 +183,51 @@ func TestPins(t *testing.T) {
 	require.False(t, decode[conversationSource](t, body).Pinned)
 
 	resp, body = b.do(t, "POST", "/v1/ask", map[string]any{"message": "x", "pins": []string{missing}})
+	require.Equal(t, http.StatusNotFound, resp.StatusCode, "%s", body)
+}
+
+// A pinned document deleted afterwards: the listing says so, no later turn carries it, and the
+// citations of the turns before stay exactly as they were.
+func TestDeletedPinnedDocument(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{corpus: true})
+	one := b.ask(t, "", "smoke alarms")
+	fire, ok := docOf(one, "Home Fire Safety")
+	require.True(t, ok)
+	resp, body := b.do(t, "PUT", "/v1/conversations/"+one.ConversationID+"/pins/"+fire.DocID, nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+	_, before := b.do(t, "GET", "/v1/messages/"+one.MessageID+"/citations", nil)
+	require.Contains(t, string(before), fire.DocID)
+
+	resp, body = b.do(t, "DELETE", "/v1/documents/"+fire.DocID, nil)
+	require.Equal(t, http.StatusNoContent, resp.StatusCode, "%s", body)
+	src := b.sources(t, one.ConversationID)[fire.DocID]
+	require.True(t, src.Deleted)
+	require.False(t, src.Carried, "a deleted document is not carried")
+	require.True(t, src.Pinned, "the pin stands until unpinned")
+	require.Equal(t, "deleted", src.Reason)
+
+	two := b.ask(t, one.ConversationID, "smoke alarms")
+	for _, s := range two.Sources {
+		require.NotEqual(t, fire.DocID, s.DocID, "a deleted pinned document enters no turn")
+	}
+	require.True(t, b.sources(t, one.ConversationID)[fire.DocID].Deleted, "after a turn too")
+	resp, body = b.do(t, "GET", "/v1/conversations/"+one.ConversationID, nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+	for _, s := range decode[struct {
+		Sources []conversationSource `json:"sources"`
+	}](t, body).Sources {
+		require.Equal(t, s.DocID == fire.DocID, s.Deleted, "%s", s.DocID)
+	}
+	_, after := b.do(t, "GET", "/v1/messages/"+one.MessageID+"/citations", nil)
+	require.Equal(t, string(before), string(after), "citations are never rewritten")
+
+	resp, body = b.do(t, "DELETE", "/v1/conversations/"+one.ConversationID+"/pins/"+fire.DocID, nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+	got := decode[conversationSource](t, body)
+	require.False(t, got.Pinned)
+	require.True(t, got.Deleted)
+	resp, body = b.do(t, "PUT", "/v1/conversations/"+one.ConversationID+"/pins/"+fire.DocID, nil)
 	require.Equal(t, http.StatusNotFound, resp.StatusCode, "%s", body)
 }
 

@@ -76,7 +76,8 @@ func (s *Store) conversationState(ctx context.Context, id uuid.UUID, lock bool) 
 func (s *Store) conversationSources(ctx context.Context, id uuid.UUID) ([]ragd.ConversationSource, error) {
 	rows, err := s.db.Query(ctx, `
 		SELECT doc_id, marker, carry_score, pinned, carried, inactive_turns, first_turn, last_turn,
-		       last_used_at, cited_chunk_ids, facts, reason
+		       last_used_at, cited_chunk_ids, facts, reason,
+		       EXISTS (SELECT 1 FROM documents d WHERE d.id = conversation_sources.doc_id AND d.deleted_at IS NOT NULL)
 		FROM conversation_sources WHERE conversation_id = $1
 		ORDER BY first_turn, marker`, id)
 	if err != nil {
@@ -86,7 +87,7 @@ func (s *Store) conversationSources(ctx context.Context, id uuid.UUID) ([]ragd.C
 		var cs ragd.ConversationSource
 		var facts []byte
 		err := row.Scan(&cs.DocID, &cs.Marker, &cs.CarryScore, &cs.Pinned, &cs.Carried, &cs.InactiveTurns,
-			&cs.FirstTurn, &cs.LastTurn, &cs.LastUsedAt, &cs.CitedChunkIDs, &facts, &cs.Reason)
+			&cs.FirstTurn, &cs.LastTurn, &cs.LastUsedAt, &cs.CitedChunkIDs, &facts, &cs.Reason, &cs.Deleted)
 		if err == nil {
 			err = json.Unmarshal(facts, &cs.Facts)
 		}

@@ -105,7 +105,8 @@ type Store interface {
 	RecordReply(ctx context.Context, conv, msg uuid.UUID, content string) (*Message, error)
 	// SetPin pins a document in a conversation, or unpins it. Pinning a document the
 	// conversation has not cited yet makes it a source with the next free letter, letter(next).
-	SetPin(ctx context.Context, conv, doc uuid.UUID, pinned bool, letter func(next int) string) (*ConversationSource, error)
+	// created says the call made a pin that was not there (false for an unpin).
+	SetPin(ctx context.Context, conv, doc uuid.UUID, pinned bool, letter func(next int) string) (cs *ConversationSource, created bool, err error)
 
 	// MessageCitations returns the citations of one message in answer order; an unknown message
 	// is ErrNotFound.

@@ -99,7 +99,7 @@ func TestNewTopicDropsAllButPins(t *testing.T) {
 	require.Equal(t, http.StatusCreated, resp.StatusCode, "%s", body)
 	firstAid := b.docID(t, "First Aid Basics")
 	resp, body = b.do(t, "PUT", "/v1/conversations/"+one.ConversationID+"/pins/"+firstAid, nil)
-	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+	require.Equal(t, http.StatusCreated, resp.StatusCode, "%s", body)
 	pinned := decode[conversationSource](t, body)
 	require.True(t, pinned.Pinned)
 	require.NotEmpty(t, pinned.Letter)
@@ -165,10 +165,13 @@ func TestPins(t *testing.T) {
 	}
 
 	resp, body := b.do(t, "PUT", "/v1/conversations/"+one.ConversationID+"/pins/"+fire.DocID, nil)
-	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+	require.Equal(t, http.StatusCreated, resp.StatusCode, "a new pin: %s", body)
 	got := decode[conversationSource](t, body)
 	require.Equal(t, fire.Letter, got.Letter, "pinning a cited document keeps its letter")
 	require.True(t, got.Pinned)
+	resp, body = b.do(t, "PUT", "/v1/conversations/"+one.ConversationID+"/pins/"+fire.DocID, nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "the same pin again: %s", body)
+	require.Equal(t, got, decode[conversationSource](t, body), "changes nothing")
 	require.False(t, b.sources(t, other.ConversationID)[fire.DocID].Pinned, "pins are per conversation")
 
 	// Pins in the request: the flood document enters this turn and stays.
@@ -181,6 +184,8 @@ func TestPins(t *testing.T) {
 	resp, body = b.do(t, "DELETE", "/v1/conversations/"+one.ConversationID+"/pins/"+fire.DocID, nil)
 	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
 	require.False(t, decode[conversationSource](t, body).Pinned)
+	resp, body = b.do(t, "PUT", "/v1/conversations/"+one.ConversationID+"/pins/"+fire.DocID, nil)
+	require.Equal(t, http.StatusCreated, resp.StatusCode, "pinned again after an unpin: %s", body)
 
 	resp, body = b.do(t, "POST", "/v1/ask", map[string]any{"message": "x", "pins": []string{missing}})
 	require.Equal(t, http.StatusNotFound, resp.StatusCode, "%s", body)
@@ -195,7 +200,7 @@ func TestDeletedPinnedDocument(t *testing.T) {
 	fire, ok := docOf(one, "Home Fire Safety")
 	require.True(t, ok)
 	resp, body := b.do(t, "PUT", "/v1/conversations/"+one.ConversationID+"/pins/"+fire.DocID, nil)
-	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+	require.Equal(t, http.StatusCreated, resp.StatusCode, "%s", body)
 	_, before := b.do(t, "GET", "/v1/messages/"+one.MessageID+"/citations", nil)
 	require.Contains(t, string(before), fire.DocID)
 

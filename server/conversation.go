@@ -78,7 +78,8 @@ func (s *Server) conversationSources(c echo.Context) error {
 		"focus": map[string]any{"turn": f.Turn, "terms": terms}})
 }
 
-// pin pins a document in a conversation: carried into every later turn, never decayed.
+// pin pins a document in a conversation: carried into every later turn, never decayed. A new
+// pin is 201, a pin that was there already 200.
 func (s *Server) pin(c echo.Context) error { return s.setPin(c, true) }
 
 // unpin removes a pin; the source decays from then on like any other.
@@ -103,11 +104,15 @@ func (s *Server) setPin(c echo.Context, pinned bool) error {
 			return err
 		}
 	}
-	cs, err := s.deps.Store.SetPin(ctx, id, doc, pinned, citations.Letter)
+	cs, created, err := s.deps.Store.SetPin(ctx, id, doc, pinned, citations.Letter)
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, conversationSourceOf(*cs))
+	status := http.StatusOK // PUT is idempotent: pinning a pinned document again changes nothing
+	if created {
+		status = http.StatusCreated
+	}
+	return c.JSON(status, conversationSourceOf(*cs))
 }
 
 // listConversations lists the conversations that are not deleted, most recently active first.

@@ -290,7 +290,7 @@ func TestPinsAreCapped(t *testing.T) {
 	resp, body = b.do(t, "POST", "/v1/ask", map[string]any{"message": "x", "pins": []string{docs[0].ID, docs[1].ID, docs[2].ID}})
 	require.Equal(t, http.StatusBadRequest, resp.StatusCode, "%s", body)
 	require.Contains(t, string(body), "pins")
-	for i, want := range []int{http.StatusOK, http.StatusOK, http.StatusBadRequest} {
+	for i, want := range []int{http.StatusCreated, http.StatusCreated, http.StatusBadRequest} {
 		resp, body = b.do(t, "PUT", "/v1/conversations/"+one.ConversationID+"/pins/"+docs[i].ID, nil)
 		require.Equal(t, want, resp.StatusCode, "pin %d: %s", i+1, body)
 	}

@@ -458,9 +458,10 @@ func (s *Store) RecordReply(ctx context.Context, conv, msg uuid.UUID, content st
 // SetPin pins a document in a conversation, or unpins it. Pinning a document the conversation
 // has not cited yet makes it a source with the next free letter. Unpinning a document that is not
 // a source of the conversation is not found; the row of an unpinned source stays, and it decays
-// from then on like any other.
-func (s *Store) SetPin(ctx context.Context, conv, doc uuid.UUID, pinned bool, letter func(next int) string) (*ragd.ConversationSource, error) {
+// from then on like any other. created says the call made a pin that was not there.
+func (s *Store) SetPin(ctx context.Context, conv, doc uuid.UUID, pinned bool, letter func(next int) string) (*ragd.ConversationSource, bool, error) {
 	var out *ragd.ConversationSource
+	var created bool
 	err := s.InTx(ctx, func(tx *Store) error {
 		st, err := tx.conversationState(ctx, conv, true)
 		if err != nil {
@@ -481,6 +482,7 @@ func (s *Store) SetPin(ctx context.Context, conv, doc uuid.UUID, pinned bool, le
 			if cs.DocID != doc {
 				continue
 			}
+			created = pinned && !cs.Pinned
 			cs.Pinned = pinned
 			cs.Carried = cs.Carried || pinned
 			cs.Reason = map[bool]string{true: "pinned", false: "unpinned"}[pinned]
@@ -513,10 +515,10 @@ func (s *Store) SetPin(ctx context.Context, conv, doc uuid.UUID, pinned bool, le
 		if _, err := tx.db.Exec(ctx, `UPDATE conversations SET next_letter = $2, updated_at = $3 WHERE id = $1`, conv, next+1, now()); err != nil {
 			return fmt.Errorf("store: pinning: %w", err)
 		}
-		out = &cs
+		out, created = &cs, true
 		return nil
 	})
-	return out, err
+	return out, created, err
 }
 
 // Message returns a message of a conversation that is not deleted.

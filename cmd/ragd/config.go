@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -419,4 +421,74 @@ func given(args []string, name string) bool {
 		}
 	}
 	return false
+}
+
+// toolVariables are the RAGD_ variables ragd's own scripts and tests read and ragd does not. They
+// are set around ragd (scripts/test.sh exports RAGD_TEST_ARTIFACTS, then runs `ragd db start`;
+// a test runs ragd with RAGD_TEST_RUN_MAIN), so they are no misspellings and get no warning;
+// every RAGD_TEST_ name is the tests'. TestRepositoryVariablesAreKnown keeps this list in step
+// with the repository's scripts and tests.
+var toolVariables = map[string]bool{
+	"RAGD_SHARED_DIR": true, "RAGD_CHROMIUM": true, "RAGD_REPLICA_LAG_JSON": true, // tests
+	"RAGD_FUZZTIME": true, "RAGD_DEMO_DATA": true, "RAGD_DEMO_PORT": true, // scripts/test.sh, demo.sh
+	"RAGD_SETUP_FORCE": true, "RAGD_GO_H1": true, "RAGD_ORT_VERSION": true, "RAGD_ORT_SHA1": true, // scripts/setup.sh
+	"RAGD_FRESH_CACHE": true, "RAGD_FRESH_MIRROR": true, // scripts/fresh-machine.sh
+	"RAGD_DB_PASSWORD": true, "RAGD_LOGIN_PASSWORD": true, // compose.yaml
+}
+
+// unknownEnvars returns a warning for each variable of environ under prefix ("RAGD") that no flag
+// of app reads (the variables envars gave them, of every subcommand) and ragd's own tooling does
+// not set, naming the closest variable a flag reads when one is close: a misspelt variable is
+// otherwise ignored without a word.
+func unknownEnvars(app *kong.Application, prefix string, environ []string) []string {
+	known := map[string]bool{}
+	_ = kong.Visit(app, func(n kong.Visitable, next kong.Next) error {
+		if f, ok := n.(*kong.Flag); ok {
+			for _, env := range f.Envs {
+				known[env] = true
+			}
+		}
+		return next(nil)
+	})
+	names := slices.Sorted(maps.Keys(known))
+	var out []string
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, prefix+"_") || known[name] || toolVariables[name] || strings.HasPrefix(name, prefix+"_TEST_") {
+			continue
+		}
+		best, dist := "", 0
+		for _, k := range names {
+			if d := editDistance(name, k); best == "" || d < dist {
+				best, dist = k, d
+			}
+		}
+		// Close: at most a third of the name's own part differs (two edits for a short one).
+		if best != "" && dist <= max(2, (len(name)-len(prefix)-1)/3) {
+			out = append(out, fmt.Sprintf("%s is not a ragd variable, ignored; did you mean %s?", name, best))
+		} else {
+			out = append(out, fmt.Sprintf("%s is not a ragd variable, ignored (`ragd --help` names each flag's variable)", name))
+		}
+	}
+	return out
+}
+
+// editDistance is the Levenshtein distance of two ASCII names.
+func editDistance(a, b string) int {
+	prev, cur := make([]int, len(b)+1), make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }

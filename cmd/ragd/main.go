@@ -46,6 +46,9 @@ func main() {
 	parser.FatalIfErrorf(err)
 	logger := newLogger(cli.LogLevel, cli.LogFormat, redact.Secrets(cli.LLMAPIKey, cli.LLMURL, cli.DatabaseURL, cli.MigrateDatabaseURL, cli.Ask.Key)...)
 	slog.SetDefault(logger)
+	for _, w := range unknownEnvars(parser.Model, "RAGD", os.Environ()) {
+		logger.Warn(w)
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -20,9 +20,18 @@ var ortEnv struct {
 	path string // library the process loaded; ONNX Runtime is process-global
 }
 
+// ErrORTLibrary means the ONNX Runtime library was not found or did not load.
+var ErrORTLibrary = errors.New("onnxruntime library not loaded")
+
 // LoadORT loads the ONNX Runtime library once per process and returns the path that loaded. A
 // later call with another path keeps the first library: one process cannot hold two.
+// A path that does not exist is an error even then: it is a mistake whichever library loaded.
 func LoadORT(path string) (string, error) {
+	if path != "" {
+		if _, err := os.Stat(path); err != nil {
+			return "", fmt.Errorf("%w: %s: %w", ErrORTLibrary, path, err)
+		}
+	}
 	ortEnv.Lock()
 	defer ortEnv.Unlock()
 	if ort.IsInitialized() {
@@ -30,9 +39,6 @@ func LoadORT(path string) (string, error) {
 	}
 	candidates := ortCandidates
 	if path != "" {
-		if _, err := os.Stat(path); err != nil {
-			return "", fmt.Errorf("onnxruntime library %s: %w", path, err)
-		}
 		candidates = []string{path}
 	}
 	var errs []error
@@ -45,7 +51,7 @@ func LoadORT(path string) (string, error) {
 		}
 		errs = append(errs, fmt.Errorf("%s: %w", c, err))
 	}
-	return "", fmt.Errorf("loading onnxruntime: %w", errors.Join(errs...))
+	return "", fmt.Errorf("%w: %w", ErrORTLibrary, errors.Join(errs...))
 }
 
 // ORTVersion returns the loaded ONNX Runtime's version.

@@ -82,11 +82,8 @@ func (a *app) openModels(withRerank bool) error {
 		if errors.Is(err, rerank.ErrWindow) {
 			return fmt.Errorf("--rerank-window: %w", err)
 		}
-		if errors.Is(err, encoder.ErrModel) {
-			return fmt.Errorf("%s: %w", flagNamed("rerank-model"), err)
-		}
 		if err != nil {
-			return err
+			return a.modelError("rerank-model", err)
 		}
 		a.scorer = s
 		a.closers = append(a.closers, func() { s.Close() })
@@ -105,15 +102,27 @@ func (a *app) openEmbedder() error {
 		return nil
 	}
 	e, err := embed.Open(a.cfg.modelConfig(a.cfg.EmbedModel, a.cfg.EmbedBatch, a.logger))
-	if errors.Is(err, encoder.ErrModel) {
-		return fmt.Errorf("%s: %w", flagNamed("embed-model"), err)
-	}
 	if err != nil {
-		return err
+		return a.modelError("embed-model", err)
 	}
 	a.embedder = e
 	a.closers = append(a.closers, func() { e.Close() })
 	return nil
+}
+
+// modelError names the setting behind a model's error, as the user typed it: the model flag for
+// an unusable directory, --ort-library for a library that did not load (or --runtime when
+// none was given: the loader path and /usr/local/lib were searched).
+func (a *app) modelError(flag string, err error) error {
+	switch {
+	case errors.Is(err, encoder.ErrModel):
+		return fmt.Errorf("%s: %w", flagNamed(flag), err)
+	case errors.Is(err, encoder.ErrORTLibrary) && a.cfg.ORTLibrary != "":
+		return fmt.Errorf("%s: %w", flagNamed("ort-library"), err)
+	case errors.Is(err, encoder.ErrORTLibrary):
+		return fmt.Errorf("%s onnxruntime without --ort-library: %w", flagNamed("runtime"), err)
+	}
+	return err
 }
 
 // embeddingDim is the dimension chunks.embedding must have: the model's, or the dimension of the

@@ -391,3 +391,21 @@ func TestUnusableModelNamesItsFlag(t *testing.T) {
 	err = newApp(&cli.Config, slog.New(slog.DiscardHandler)).openModels(true)
 	require.ErrorContains(t, err, "--rerank-model (from envar RAGD_RERANK_MODEL): rerank: unusable model directory: "+embedding)
 }
+
+// An ONNX Runtime library that does not load is refused naming --ort-library, as typed: the
+// path alone ("embed: onnxruntime library /x.so: ...") did not say which setting to change.
+func TestUnusableORTLibraryNamesItsFlag(t *testing.T) {
+	embedding, crossEncoder := modeltest.Dir(t, modeltest.Embedding), modeltest.Dir(t, modeltest.CrossEncoder)
+	missing := t.TempDir() + "/libonnxruntime.so.1"
+	cli, err := parse(t, nil, "version", "--runtime", "onnxruntime", "--ort-library", missing, "--embed-model", embedding)
+	require.NoError(t, err)
+	err = newApp(&cli.Config, slog.New(slog.DiscardHandler)).openModels(false)
+	require.Error(t, err)
+	require.True(t, strings.HasPrefix(err.Error(), "--ort-library: embed: onnxruntime library not loaded: "+missing+": stat "), err.Error())
+
+	cli, err = parse(t, map[string]string{"RAGD_ORT_LIBRARY": missing}, "version", "--runtime", "onnxruntime", "--rerank-model", crossEncoder)
+	require.NoError(t, err)
+	err = newApp(&cli.Config, slog.New(slog.DiscardHandler)).openModels(true)
+	require.Error(t, err)
+	require.True(t, strings.HasPrefix(err.Error(), "--ort-library (from envar RAGD_ORT_LIBRARY): rerank: onnxruntime library not loaded: "+missing), err.Error())
+}

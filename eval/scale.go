@@ -3,6 +3,7 @@ package eval
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"io"
@@ -31,6 +32,9 @@ type Passage struct {
 func LoadPassages(ctx context.Context, corpora []string) ([]Passage, error) {
 	var out []Passage
 	for src, err := range ingest.Walk(ctx, corpora, nil, 1<<30) {
+		if errors.Is(err, ingest.ErrSkipped) {
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("eval: reading passages: %w", err)
 		}

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -113,6 +114,11 @@ type Stats struct {
 	Embed     time.Duration
 	Store     time.Duration
 	Elapsed   time.Duration
+
+	// Skipped counts the files directory walks left out (ErrSkipped); SkippedNames are the
+	// first few of them.
+	Skipped      int
+	SkippedNames []string
 }
 
 func (s *Stats) count(r Result) {
@@ -224,8 +230,17 @@ func (in *Ingester) Ingest(ctx context.Context, sources iter.Seq2[Source, error]
 	st.Embed = emb.Embed
 	st.Store = plan.Store + write.Store
 	st.Elapsed = time.Since(start)
+	st.Skipped, st.SkippedNames = read.Skipped, read.SkippedNames
+	if st.Skipped > 0 {
+		in.cfg.Logger.InfoContext(ctx, "skipped files in directories: not of an extension ingest reads",
+			slog.Int("files", st.Skipped), slog.String("first", strings.Join(st.SkippedNames, ", ")),
+			slog.String("extensions", strings.Join(Extensions(), " ")))
+	}
 	return st, err
 }
+
+// skippedNames is how many skipped files Stats names.
+const skippedNames = 3
 
 // send queues v for the next stage, unless the run was stopped.
 func send[T any](ctx context.Context, ch chan<- T, v T) error {
@@ -253,6 +268,13 @@ func (in *Ingester) read(ctx context.Context, sources iter.Seq2[Source, error], 
 	for src, err := range sources {
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if errors.Is(err, ErrSkipped) {
+			st.Skipped++
+			if len(st.SkippedNames) < skippedNames {
+				st.SkippedNames = append(st.SkippedNames, src.Name)
+			}
+			continue
 		}
 		if err != nil {
 			report(Result{Name: src.Name, Err: err})

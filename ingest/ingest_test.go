@@ -75,10 +75,20 @@ func TestIngestDirectoryAndVersions(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, ".hidden.md"), []byte("# skipped"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "image.png"), []byte("\x89PNG"), 0o644))
 
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "notes"), []byte("plain words, no extension"), 0o644))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "sub"), 0o755))
+	for _, name := range []string{"a.csv", "b.docx", "c.bin"} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "sub", name), []byte("x"), 0o644))
+	}
+
 	st, res := b.run(t, dir)
 	require.Equal(t, 5, st.Documents, "hidden files and unsupported extensions are not picked up by a walk")
 	require.Equal(t, 5, st.Created)
+	require.Zero(t, st.Failed, "a file a walk does not read is no failure")
 	require.Positive(t, st.Chunks)
+	require.Equal(t, 5, st.Skipped, "but it is counted (hidden files are not)")
+	require.Equal(t, []string{filepath.Join(dir, "image.png"), filepath.Join(dir, "notes"), filepath.Join(dir, "sub", "a.csv")},
+		st.SkippedNames, "the first few are named, in walk order")
 
 	quake := res[filepath.Join(dir, "earthquakes.md")]
 	doc, err := b.store.Document(b.ctx, uuid.MustParse(quake.DocID))

@@ -5,13 +5,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"iter"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/ragd/ragd"
@@ -44,9 +47,17 @@ const corpusExt = ".jsonl"
 var walkExts = map[string]bool{".md": true, ".markdown": true, ".txt": true, ".text": true,
 	".html": true, ".htm": true, ".pdf": true, corpusExt: true}
 
+// Extensions lists the extensions a directory walk reads, sorted.
+func Extensions() []string { return slices.Sorted(maps.Keys(walkExts)) }
+
+// ErrSkipped is what a directory walk yields for a file whose extension is not among walkExts:
+// not read, and no failure (named alone, the file is tried), but the caller can say what it left.
+var ErrSkipped = errors.New("skipped: not a format a directory walk reads")
+
 // Walk yields the sources found at each path: a file, every supported file under a directory
-// (hidden entries skipped), the records of a JSONL corpus, or an http(s) address fetched with
-// client. A path that cannot be read yields an error for that path and the walk goes on.
+// (hidden entries skipped; other files yield ErrSkipped), the records of a JSONL corpus, or an
+// http(s) address fetched with client. A path that cannot be read yields an error for that path
+// and the walk goes on.
 func Walk(ctx context.Context, paths []string, client *http.Client, maxBytes int64) iter.Seq2[Source, error] {
 	return func(yield func(Source, error) bool) {
 		for _, p := range paths {
@@ -84,10 +95,15 @@ func walkPath(root string, maxBytes int64, yield func(Source, error) bool) bool 
 			}
 			return nil
 		}
-		if d.IsDir() || !walkExts[strings.ToLower(filepath.Ext(p))] {
+		if d.IsDir() {
 			return nil
 		}
-		if cont = yieldFile(p, maxBytes, yield); !cont {
+		if !walkExts[strings.ToLower(filepath.Ext(p))] {
+			cont = yield(Source{Name: p}, ErrSkipped)
+		} else {
+			cont = yieldFile(p, maxBytes, yield)
+		}
+		if !cont {
 			return filepath.SkipAll
 		}
 		return nil

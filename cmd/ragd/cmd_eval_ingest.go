@@ -56,7 +56,9 @@ func (c evalIngestCmd) Run(ctx context.Context, a *app) error {
 	}
 	var sources []source
 	for src, err := range in.Walk(ctx, c.Paths) {
-		sources = append(sources, source{src, err})
+		if !errors.Is(err, ingest.ErrSkipped) { // measured parts hold only what is ingested
+			sources = append(sources, source{src, err})
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"iter"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -154,6 +155,14 @@ func printIngestStats(w io.Writer, st ingest.Stats, index time.Duration) {
 		return fmt.Sprintf("%.0f%%", 100*d.Seconds()/total.Seconds())
 	}
 	fmt.Fprintf(w, "documents: %d created, %d updated, %d unchanged, %d failed\n", st.Created, st.Updated, st.Unchanged, st.Failed)
+	if st.Skipped > 0 {
+		more := ""
+		if st.Skipped > len(st.SkippedNames) {
+			more = ", ..."
+		}
+		fmt.Fprintf(w, "skipped: %d files in directories, not of an extension ingest reads (%s): %s%s\n",
+			st.Skipped, strings.Join(ingest.Extensions(), " "), strings.Join(st.SkippedNames, ", "), more)
+	}
 	fmt.Fprintf(w, "chunks written: %d in %s (%.1f chunks/s)\n", st.Chunks, total.Round(time.Millisecond), float64(st.Chunks)/total.Seconds())
 	// Ingest is a pipeline: the stages run at once, so each is its busy time against the wall
 	// time, and the shares may sum past 100%. The BM25 index catches up batch by batch during

@@ -286,6 +286,9 @@ type State struct {
 	// InUse reports whether ragd processes use it.
 	InUse bool   `json:"in_use"`
 	URL   string `json:"url"`
+	// StalePID: not running, but a postmaster.pid names a process that is gone (a server that
+	// was killed or crashed). The next start replaces it.
+	StalePID bool `json:"stale_pid,omitempty"`
 }
 
 // Inspect reports the state of the cluster in cfg.Dir without changing it.
@@ -306,8 +309,13 @@ func Inspect(ctx context.Context, cfg Config) (State, error) {
 	if st.InUse, err = c.inUse(); err != nil {
 		return st, err
 	}
-	if st.Running, err = c.running(ctx); err != nil || !st.Running {
+	if st.Running, err = c.running(ctx); err != nil {
 		return st, err
+	}
+	if !st.Running {
+		_, err := os.Stat(filepath.Join(c.dir, "postmaster.pid"))
+		st.StalePID = err == nil
+		return st, nil
 	}
 	if st.PID, _, err = c.postmaster(); err != nil {
 		return st, err

@@ -71,6 +71,7 @@ func TestStartLeftoverPostmasterPID(t *testing.T) {
 	pidData, err := os.ReadFile(pidFile)
 	require.NoError(t, err)
 	require.NoError(t, c.Close(ctx))
+	require.False(t, inspect(t, cfg.Dir).StalePID, "a server stopped cleanly leaves no postmaster.pid")
 
 	// writePIDFile leaves the postmaster.pid a crashed server would, naming process pid.
 	writePIDFile := func(pid int) {
@@ -104,6 +105,9 @@ func TestStartLeftoverPostmasterPID(t *testing.T) {
 	exited := exec.Command("true")
 	require.NoError(t, exited.Run())
 	writePIDFile(exited.Process.Pid)
+	st := inspect(t, cfg.Dir)
+	require.False(t, st.Running)
+	require.True(t, st.StalePID, "ragd db status says the file is left from a server that is gone")
 	c = startCluster(t, cfg)
 	require.True(t, c.started)
 	requireSelectOne(t, dial(t, c.URL()))

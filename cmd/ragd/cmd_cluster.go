@@ -77,16 +77,29 @@ func (c dbStatusCmd) Run(ctx context.Context, a *app) error {
 	if err != nil {
 		return err
 	}
-	if !st.Running {
-		fmt.Printf("%s: not running\n", st.Dir)
-		return nil
+	fmt.Print(dbStatusText(st))
+	return nil
+}
+
+// dbStatusText says what `ragd db status` says of st, including what happens next to a cluster
+// whose ragd process was killed (kill -9 runs no clean-up).
+func dbStatusText(st pgcluster.State) string {
+	switch {
+	case !st.Running && st.StalePID:
+		return fmt.Sprintf("%s: not running; its postmaster.pid names a process that is gone (a server killed or crashed): "+
+			"the next ragd command (or 'ragd db start') starts a new server and replaces that file\n", st.Dir)
+	case !st.Running:
+		return fmt.Sprintf("%s: not running\n", st.Dir)
 	}
 	stoppedBy := map[string]string{
 		"ragd":     "the last ragd process that uses it, when it exits",
 		"detached": "'ragd db stop' (detached)",
 		"outside":  "nobody: it was started outside ragd ('ragd db stop' can)",
 	}[st.Owner]
-	fmt.Printf("%s: running, postmaster pid %d\nstopped by: %s\nused by ragd processes: %t\nurl: %s\n",
+	if st.Owner == "ragd" && !st.InUse {
+		stoppedBy = "nobody now: the ragd processes that used it are gone (killed?); the next ragd command adopts it, " +
+			"and the last one to leave it stops it ('ragd db stop' stops it now)"
+	}
+	return fmt.Sprintf("%s: running, postmaster pid %d\nstopped by: %s\nused by ragd processes: %t\nurl: %s\n",
 		st.Dir, st.PID, stoppedBy, st.InUse, st.URL)
-	return nil
 }

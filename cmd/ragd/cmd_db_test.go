@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ragd/ragd/internal/dbtest"
+	"github.com/ragd/ragd/pgcluster"
 )
 
 // migrate and reindex have no search to warn about: without a model they do not say that
@@ -58,4 +59,20 @@ func TestDBStartSetOnARunningServer(t *testing.T) {
 	require.Contains(t, string(out), "--set: the server in "+dir+" runs already")
 	out, err = ragdCmd(t, dbURL, "db", "start", "--dir", dir).CombinedOutput()
 	require.NoError(t, err, "%s", out)
+}
+
+// After kill -9 (no clean-up runs), ragd db status says what happens next: a cluster no ragd
+// process uses any more is adopted by the next command; a postmaster.pid of a dead server is
+// replaced at the next start. (pgcluster's tests make both states for real.)
+func TestDBStatusSaysWhatHappensNext(t *testing.T) {
+	used := dbStatusText(pgcluster.State{Dir: "/d", Running: true, PID: 7, Owner: "ragd", InUse: true, URL: "postgres://x"})
+	require.Equal(t, "/d: running, postmaster pid 7\nstopped by: the last ragd process that uses it, when it exits\n"+
+		"used by ragd processes: true\nurl: postgres://x\n", used)
+	orphan := dbStatusText(pgcluster.State{Dir: "/d", Running: true, PID: 7, Owner: "ragd", URL: "postgres://x"})
+	require.Contains(t, orphan, "stopped by: nobody now: the ragd processes that used it are gone (killed?); the next ragd command adopts it, "+
+		"and the last one to leave it stops it ('ragd db stop' stops it now)\nused by ragd processes: false\n")
+	stale := dbStatusText(pgcluster.State{Dir: "/d", StalePID: true})
+	require.Equal(t, "/d: not running; its postmaster.pid names a process that is gone (a server killed or crashed): "+
+		"the next ragd command (or 'ragd db start') starts a new server and replaces that file\n", stale)
+	require.Equal(t, "/d: not running\n", dbStatusText(pgcluster.State{Dir: "/d"}))
 }

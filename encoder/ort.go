@@ -64,9 +64,9 @@ type Session struct {
 	output string
 }
 
-// NewSession opens m's graph. The graph's inputs must be a subset of input_ids, attention_mask
+// newSession opens m's graph. The graph's inputs must be a subset of input_ids, attention_mask
 // and token_type_ids; its first output is the one read.
-func NewSession(m *Model, threads int) (*Session, error) {
+func newSession(m *Model, threads int) (*Session, error) {
 	ins, outs, err := ort.GetInputOutputInfo(m.OnnxFile)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrModel, m.OnnxFile, err)
@@ -184,7 +184,7 @@ func OpenORT[T any](m *Model, cfg Config, read func(Output, []Sequence) ([]T, er
 	if err != nil {
 		return nil, err
 	}
-	s, err := NewSession(m, cfg.Threads)
+	s, err := newSession(m, cfg.Threads)
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/agnivade/levenshtein"
 	"github.com/alecthomas/kong"
 
 	"github.com/ragd/ragd"
@@ -459,7 +460,7 @@ func unknownEnvars(app *kong.Application, prefix string, environ []string) []str
 		}
 		best, dist := "", 0
 		for _, k := range names {
-			if d := editDistance(name, k); best == "" || d < dist {
+			if d := levenshtein.ComputeDistance(name, k); best == "" || d < dist {
 				best, dist = k, d
 			}
 		}
@@ -471,24 +472,4 @@ func unknownEnvars(app *kong.Application, prefix string, environ []string) []str
 		}
 	}
 	return out
-}
-
-// editDistance is the Levenshtein distance of two ASCII names.
-func editDistance(a, b string) int {
-	prev, cur := make([]int, len(b)+1), make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -53,6 +53,10 @@ func Migrate(ctx context.Context, conn *pgx.Conn, opts Options) error {
 	if err := opts.validate(); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
+	// tern would refuse too, but in its words (a current version "outside the valid versions").
+	if err := Check(ctx, conn, opts.Schema); errors.Is(err, ErrAhead) {
+		return fmt.Errorf("migrate: %w", err)
+	}
 	m, err := migrate.NewMigrator(ctx, conn, versionTable(opts.Schema))
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
@@ -76,8 +80,14 @@ func Migrate(ctx context.Context, conn *pgx.Conn, opts Options) error {
 // ErrBehind means the database schema is older than this binary's migrations.
 var ErrBehind = errors.New("database schema is behind: run `ragd migrate`")
 
+// ErrAhead means the database schema is newer than this binary's migrations: a newer ragd
+// migrated it. ragd never migrates down.
+var ErrAhead = errors.New("database schema is newer than this ragd: a newer ragd migrated it; run that version or a newer one (ragd never migrates down)")
+
 // Check reports ErrBehind when migrations are pending in schema ("" is public), so a server never
-// runs on an old schema. It only reads the version table (tern's migrator would try to create
+// runs on an old schema, and ErrAhead when a newer ragd migrated it, so an older one never writes
+// rows without what the newer schema keeps (a turn recorded by ragd of 009 left the conversation's
+// sticky invariants of 011 without the one it stated). It only reads the version table (tern's migrator would try to create
 // it, which ragd's unprivileged login may not), so ragd_app can check.
 func Check(ctx context.Context, conn *pgx.Conn, schema string) error {
 	names, err := fs.Glob(files, "*.sql")
@@ -93,8 +103,11 @@ func Check(ctx context.Context, conn *pgx.Conn, schema string) error {
 	case err != nil:
 		return fmt.Errorf("checking schema version: %w", err)
 	}
-	if latest := int32(len(names)); v < latest {
+	switch latest := int32(len(names)); {
+	case v < latest:
 		return fmt.Errorf("%w (at version %d of %d)", ErrBehind, v, latest)
+	case v > latest:
+		return fmt.Errorf("%w (at version %d; this ragd knows %d)", ErrAhead, v, latest)
 	}
 	return nil
 }

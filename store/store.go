@@ -219,10 +219,17 @@ func prepare(ctx context.Context, ccfg *pgx.ConnConfig, cfg Config, login string
 		// With nothing pending there is nothing to do: a login that may not migrate (ragd's own,
 		// with no --migrate-database-url) serves a schema its owner migrated, where CREATE
 		// SCHEMA's privilege check would refuse it. If the version cannot be read, migrating
-		// says why.
+		// says why. A newer schema is refused here, before a login that may not migrate tries.
 		var exists bool
 		err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)", schema).Scan(&exists)
-		migrate = err != nil || !exists || migrations.Check(ctx, conn, schema) != nil
+		migrate = err != nil || !exists
+		if !migrate {
+			err := migrations.Check(ctx, conn, schema)
+			if errors.Is(err, migrations.ErrAhead) {
+				return fmt.Errorf("store: %w", err)
+			}
+			migrate = err != nil
+		}
 	}
 	if migrate {
 		if _, err := conn.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{schema}.Sanitize()); err != nil {

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	neturl "net/url"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/ragd/ragd"
 	"github.com/ragd/ragd/internal/dbtest"
+	"github.com/ragd/ragd/migrations"
 	"github.com/ragd/ragd/store"
 )
 
@@ -58,6 +60,37 @@ func TestOpenMigratesAndChecksDimension(t *testing.T) {
 	res, err := s.SaveVersions(ctx, []ragd.NewVersion{version("k", "h", "in a schema")})
 	require.NoError(t, err)
 	require.Equal(t, ragd.Created, res[0].Status)
+}
+
+// A schema a newer ragd migrated is refused, whether this one would migrate or not: it never
+// migrates down, and its turns would skip what the newer schema keeps with a conversation (an
+// older binary's turn left a conversation without the sticky invariant it stated).
+func TestOpenRefusesANewerSchema(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := dbtest.NewDatabase(t)
+	owner, err := pgx.Connect(ctx, url)
+	require.NoError(t, err)
+	defer owner.Close(ctx)
+	var latest int
+	require.NoError(t, owner.QueryRow(ctx, "UPDATE schema_version SET version = version + 1 RETURNING version - 1").Scan(&latest))
+
+	for _, cfg := range []store.Config{
+		{URL: url, EmbeddingDim: dbtest.Dim, Migrate: true},
+		{URL: url, EmbeddingDim: dbtest.Dim},
+		{URL: dbtest.AppURL(t, url), EmbeddingDim: dbtest.Dim, Migrate: true},
+		{URL: dbtest.AppURL(t, url), OwnerURL: url, EmbeddingDim: dbtest.Dim, Migrate: true},
+	} {
+		s, err := store.Open(ctx, cfg)
+		if err == nil {
+			s.Close()
+		}
+		require.ErrorIs(t, err, migrations.ErrAhead, "migrate %v, owner %q", cfg.Migrate, cfg.OwnerURL)
+		require.ErrorContains(t, err, fmt.Sprintf("at version %d; this ragd knows %d", latest+1, latest))
+	}
+	var v int
+	require.NoError(t, owner.QueryRow(ctx, "SELECT version FROM schema_version").Scan(&v))
+	require.Equal(t, latest+1, v, "the version is left as it was")
 }
 
 func TestSaveVersions(t *testing.T) {

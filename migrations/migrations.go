@@ -38,6 +38,8 @@ type Options struct {
 	// a model of another dimension needs a new database (or schema).
 	EmbeddingDim int
 	Logger       *slog.Logger
+	// Version stops at that migration; 0 applies them all. Only tests of upgrades stop early.
+	Version int32
 }
 
 func (o Options) validate() error {
@@ -71,7 +73,12 @@ func Migrate(ctx context.Context, conn *pgx.Conn, opts Options) error {
 			opts.Logger.InfoContext(ctx, "applying migration", slog.Int("seq", int(seq)), slog.String("name", name), slog.String("direction", direction))
 		}
 	}
-	if err := m.Migrate(ctx); err != nil {
+	if opts.Version > 0 {
+		err = m.MigrateTo(ctx, opts.Version)
+	} else {
+		err = m.Migrate(ctx)
+	}
+	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	return nil

@@ -112,6 +112,9 @@ type options struct {
 	// cluster, when set, is the test's own PostgreSQL (which it may stop) instead of a database
 	// of the shared server.
 	cluster *dbtest.Cluster
+	// before, when set, makes the test database what it should be before ragd first serves it
+	// (as its owner, at url); the server then migrates it, as `ragd serve` does.
+	before func(t testing.TB, url string)
 }
 
 // setup starts a server on its own database and index, wired as `ragd serve` wires it.
@@ -127,6 +130,10 @@ func setup(t testing.TB, o options) *testBundle {
 	} else {
 		b.url = dbtest.NewDatabase(t)
 		scfg.URL = dbtest.AppURL(t, b.url)
+	}
+	if o.before != nil {
+		o.before(t, b.url)
+		scfg.Migrate = true
 	}
 	scfg.OwnerURL = b.url
 	st, err := store.Open(ctx, scfg)

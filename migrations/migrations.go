@@ -94,8 +94,8 @@ var ErrAhead = errors.New("database schema is newer than this ragd: a newer ragd
 // Check reports ErrBehind when migrations are pending in schema ("" is public), so a server never
 // runs on an old schema, and ErrAhead when a newer ragd migrated it, so an older one never writes
 // rows without what the newer schema keeps (a turn recorded by ragd of 009 left the conversation's
-// sticky invariants of 011 without the one it stated). It only reads the version table (tern's migrator would try to create
-// it, which ragd's unprivileged login may not), so ragd_app can check.
+// sticky invariants of 011 without the one it stated). It only reads the version table (tern's
+// migrator would try to create it, which ragd's unprivileged login may not), so ragd_app can check.
 func Check(ctx context.Context, conn *pgx.Conn, schema string) error {
 	names, err := fs.Glob(files, "*.sql")
 	if err != nil {

@@ -88,6 +88,8 @@ func TestOpenRefusesANewerSchema(t *testing.T) {
 		require.ErrorIs(t, err, migrations.ErrAhead, "migrate %v, owner %q", cfg.Migrate, cfg.OwnerURL)
 		require.ErrorContains(t, err, fmt.Sprintf("at version %d; this ragd knows %d", latest+1, latest))
 	}
+	require.ErrorIs(t, migrations.Migrate(ctx, owner, migrations.Options{EmbeddingDim: dbtest.Dim}), migrations.ErrAhead,
+		"in its own words, not tern's")
 	var v int
 	require.NoError(t, owner.QueryRow(ctx, "SELECT version FROM schema_version").Scan(&v))
 	require.Equal(t, latest+1, v, "the version is left as it was")

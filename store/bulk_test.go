@@ -19,7 +19,7 @@ import (
 func TestLoadThenIndex(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	tx := dbtest.TestTx(t)
+	tx := dbtest.OwnTx(t)
 	s := store.New(tx)
 	before, err := s.StorageSizes(ctx)
 	require.NoError(t, err)
@@ -87,8 +87,7 @@ func TestPrewarmAndSharedBuffers(t *testing.T) {
 	ctx := context.Background()
 	tx := dbtest.TestTx(t)
 	s := store.New(tx)
-	// No chunks written: writing would wait on TestLoadThenIndex's lock while holding one it
-	// needs. An empty HNSW index has its pages too.
+	// No chunks written: an empty HNSW index has its pages too.
 	var pages int64
 	require.NoError(t, tx.QueryRow(ctx, `SELECT pg_relation_size('chunks_embedding_idx') / current_setting('block_size')::bigint`).Scan(&pages))
 	require.Positive(t, pages)

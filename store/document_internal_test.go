@@ -38,7 +38,7 @@ func TestCurrentVersionsUsesTheSourceKeyIndex(t *testing.T) {
 func TestLoadKeepsTheSourceKeyLookupOnItsIndex(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	s := New(dbtest.TestTx(t))
+	s := New(dbtest.OwnTx(t))
 	_, err := s.LoadThenIndex(ctx, BulkConfig{MaintenanceWorkMem: "64MB"}, func(ctx context.Context, tx *Store) error {
 		for b := range 5 {
 			vs := make([]ragd.NewVersion, 250)

@@ -221,12 +221,25 @@ func NewDatabase(t testing.TB) string {
 func TestTx(t testing.TB) pgx.Tx {
 	t.Helper()
 	shared := sharedName()
-	tmpl := templateName()
 	hold(t)
-	ensureDatabase(t, tmpl, "")
-	ensureDatabase(t, shared, tmpl)
+	ensureDatabase(t, templateName(), "")
+	ensureDatabase(t, shared, templateName())
+	return beginRolledBack(t, withDatabase(t, ServerURL(t), shared))
+}
+
+// OwnTx is TestTx on a database of the test's own (NewDatabase), for code that takes table
+// locks (DROP INDEX, ANALYZE): on the shared database those make parallel tests wait on one
+// another, and two such tests deadlocked there.
+func OwnTx(t testing.TB) pgx.Tx {
+	t.Helper()
+	return beginRolledBack(t, NewDatabase(t))
+}
+
+// beginRolledBack begins a transaction on url that is rolled back when the test ends.
+func beginRolledBack(t testing.TB, url string) pgx.Tx {
+	t.Helper()
 	ctx := context.Background()
-	conn := connect(t, withDatabase(t, ServerURL(t), shared))
+	conn := connect(t, url)
 	if err := pgxvec.RegisterTypes(ctx, conn); err != nil {
 		t.Fatalf("dbtest: registering vector types: %v", err)
 	}

@@ -212,6 +212,16 @@ func TestPageInChromium(t *testing.T) {
 	require.Contains(t, meta, want.Document.Title)
 	do("closing the audit", chromedp.Click(chromedp.ID("audit-close")), chromedp.WaitNotVisible(chromedp.ID("audit")))
 
+	// The pinned document is deleted: reopened, the conversation lists it as deleted, the pin
+	// standing until unpinned.
+	resp, body = b.do(t, "DELETE", "/v1/documents/"+doc, nil)
+	require.Equal(t, http.StatusNoContent, resp.StatusCode, "%s", body)
+	source := fmt.Sprintf(`#conversation-sources li[data-doc="%s"]`, doc)
+	do("reopening after the delete", chromedp.Click(chromedp.CSS(fmt.Sprintf(`#conversation-list li[data-conversation="%s"] .open`, convID))),
+		chromedp.Poll[chromedp.Void](fmt.Sprintf(`((document.querySelector(%q)||{textContent:""}).textContent).includes("deleted")`, source+" .meta")))
+	require.Equal(t, "pinned · deleted, not carried", text(source+" .meta"))
+	require.Equal(t, "true", attr(source+" button.pin", "aria-pressed"), "it can be unpinned")
+
 	// The server recorded the answer the page showed, not the fact sheet.
 	ms := b.messages(t, convID)
 	require.Len(t, ms, 2)

@@ -288,6 +288,13 @@ function addSource(s) {
   $("turn-sources").append(card);
 }
 
+// sourceState says why a source is listed: a deleted document is never carried, though its pin
+// stands (and counts) until unpinned.
+function sourceState(s) {
+  if (s.deleted) return s.pinned ? "pinned · deleted, not carried" : "deleted, not carried";
+  return s.pinned ? "pinned" : "carry " + s.carry_score.toFixed(2);
+}
+
 async function loadConversationSources() {
   const list = $("conversation-sources");
   state.pinned.clear();
@@ -305,7 +312,7 @@ async function loadConversationSources() {
       list.append(el("li", { "data-doc": s.doc_id },
         el("span", { class: "letter" }, s.letter), " ",
         el("span", { class: "title" }, state.titles.get(s.doc_id) || s.doc_id.slice(0, 8)), " ",
-        el("span", { class: "meta" }, s.pinned ? "pinned" : "carry " + s.carry_score.toFixed(2)), " ",
+        el("span", { class: "meta" }, sourceState(s)), " ",
         pinButton(s.doc_id)));
     }
   } catch (err) {

@@ -114,9 +114,16 @@ func (a *app) openEmbedder() error {
 // an unusable directory, --ort-library for a library that did not load (or --runtime when
 // none was given: the loader path and /usr/local/lib were searched).
 func (a *app) modelError(flag string, err error) error {
-	switch {
-	case errors.Is(err, encoder.ErrModel):
+	if errors.Is(err, encoder.ErrModel) {
 		return fmt.Errorf("%s: %w", flagNamed(flag), err)
+	}
+	return a.runtimeError(err)
+}
+
+// runtimeError names the setting behind a runtime library that did not load: --ort-library, or
+// --runtime when no library was given. `ragd models verify`, whose model is an argument, uses it alone.
+func (a *app) runtimeError(err error) error {
+	switch {
 	case errors.Is(err, encoder.ErrORTLibrary) && a.cfg.ORTLibrary != "":
 		return fmt.Errorf("%s: %w", flagNamed("ort-library"), err)
 	case errors.Is(err, encoder.ErrORTLibrary):

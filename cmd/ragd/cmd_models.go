@@ -103,7 +103,7 @@ func (c modelsVerifyCmd) Run(ctx context.Context, a *app) error {
 	if m.IsCrossEncoder() {
 		s, err := rerank.Open(cfg)
 		if err != nil {
-			return err
+			return a.runtimeError(err)
 		}
 		defer s.Close()
 		loaded := time.Since(start)
@@ -118,7 +118,7 @@ func (c modelsVerifyCmd) Run(ctx context.Context, a *app) error {
 	}
 	e, err := embed.Open(cfg)
 	if err != nil {
-		return err
+		return a.runtimeError(err)
 	}
 	defer e.Close()
 	loaded := time.Since(start)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"log/slog"
 	"os"
 	"strings"
@@ -408,4 +409,20 @@ func TestUnusableORTLibraryNamesItsFlag(t *testing.T) {
 	err = newApp(&cli.Config, slog.New(slog.DiscardHandler)).openModels(true)
 	require.Error(t, err)
 	require.True(t, strings.HasPrefix(err.Error(), "--ort-library (from envar RAGD_ORT_LIBRARY): rerank: onnxruntime library not loaded: "+missing), err.Error())
+}
+
+// `ragd models verify` loads its model on the configured runtime too, so a library that does not
+// load is refused naming --ort-library there as well (it said only "embed: onnxruntime library
+// not loaded").
+func TestModelsVerifyNamesTheORTLibraryFlag(t *testing.T) {
+	embedding, crossEncoder := modeltest.Dir(t, modeltest.Embedding), modeltest.Dir(t, modeltest.CrossEncoder)
+	missing := t.TempDir() + "/libonnxruntime.so.1"
+	for _, dir := range []string{embedding, crossEncoder} {
+		cli, err := parse(t, nil, "models", "verify", dir, "--runtime", "onnxruntime", "--ort-library", missing)
+		require.NoError(t, err)
+		err = modelsVerifyCmd{Dir: dir}.Run(context.Background(), newApp(&cli.Config, slog.New(slog.DiscardHandler)))
+		require.Error(t, err)
+		require.True(t, strings.HasPrefix(err.Error(), "--ort-library: "), err.Error())
+		require.ErrorContains(t, err, "onnxruntime library not loaded: "+missing)
+	}
 }

@@ -59,6 +59,8 @@ func Only(q url.Values, names ...string) error {
 	keys := slices.Sorted(maps.Keys(q))
 	for _, k := range keys {
 		switch {
+		case len(names) == 0:
+			return ragd.Invalidf(k, "is not a parameter of this route (it reads none)")
 		case !slices.Contains(names, k):
 			return ragd.Invalidf(k, "is not a parameter of this route (it reads %s)", strings.Join(names, ", "))
 		case len(q[k]) > 1:

@@ -84,3 +84,34 @@ func TestUnknownQueryParameterIsRefused(t *testing.T) {
 		require.Equal(t, http.StatusOK, resp.StatusCode, "%s: %s", path, body)
 	}
 }
+
+// A route that reads no query parameter refuses one too, and changes nothing: a filter it does
+// not have would otherwise be ignored, and DELETE /v1/documents/{id}?version=1 would delete the
+// whole document.
+func TestQueryParameterOnARouteThatReadsNoneIsRefused(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{corpus: true})
+	one := b.ask(t, "", "smoke alarms")
+	doc := one.Sources[0].DocID
+	for _, tc := range []struct{ method, path, field string }{
+		{"GET", "/v1/conversations/" + one.ConversationID + "?turn=1", "turn"},
+		{"GET", "/v1/messages/" + one.MessageID + "/citations?marker=A1", "marker"},
+		{"DELETE", "/v1/documents/" + doc + "?version=1", "version"},
+		{"DELETE", "/v1/conversations/" + one.ConversationID + "?soft=1", "soft"},
+		{"POST", "/v1/ask?conversation_id=" + one.ConversationID, "conversation_id"},
+	} {
+		var body any
+		if tc.method == "POST" {
+			body = map[string]any{"message": "smoke alarms"}
+		}
+		resp, got := b.do(t, tc.method, tc.path, body)
+		require.Equal(t, http.StatusBadRequest, resp.StatusCode, "%s %s: %s", tc.method, tc.path, got)
+		require.Contains(t, decode[problem](t, got).Detail, tc.field+": ", tc.path)
+	}
+	resp, got := b.do(t, "GET", "/v1/documents/"+doc, nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "the document is still there: %s", got)
+	resp, got = b.do(t, "GET", "/v1/conversations/"+one.ConversationID, nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "the conversation is still there: %s", got)
+	require.Equal(t, 1, b.countWhere(t, "conversations", "true"), "the refused ask made no conversation")
+	require.Equal(t, 0, b.countWhere(t, "documents", "deleted_at IS NOT NULL"), "nothing deleted")
+}

@@ -203,10 +203,14 @@ func New(cfg Config, deps Deps) *Server {
 	// Each /v1 route runs authenticate itself rather than as the group's middleware: Group.Use
 	// adds catch-all routes for /v1, on which the role check answered an unknown path, or a known
 	// one with the wrong method, with 403, and which Echo's router prefers to its 405.
+	// A route whose handler reads no query parameter refuses any (request.Only): a filter it does
+	// not have would be ignored, a DELETE with one would act on everything. The five that read
+	// some (readsQuery) check their own.
 	v1 := e.Group("/v1")
-	auth := s.authenticate
+	readsQuery := s.authenticate
+	auth := func(next echo.HandlerFunc) echo.HandlerFunc { return s.authenticate(noQuery(next)) }
 	v1.POST("/ask", s.ask, auth)
-	v1.GET("/conversations", s.listConversations, auth)
+	v1.GET("/conversations", s.listConversations, readsQuery)
 	v1.GET("/conversations/:id", s.conversation, auth)
 	v1.PATCH("/conversations/:id", s.renameConversation, auth)
 	v1.DELETE("/conversations/:id", s.deleteConversation, auth)
@@ -216,16 +220,16 @@ func New(cfg Config, deps Deps) *Server {
 	v1.DELETE("/conversations/:id/pins/:doc_id", s.unpin, auth)
 	v1.GET("/messages/:id/citations", s.messageCitations, auth)
 	v1.POST("/messages/:id/stop", s.stopAnswer, auth)
-	v1.GET("/citations", s.citations, auth)
+	v1.GET("/citations", s.citations, readsQuery)
 	v1.POST("/messages/:id/feedback", s.feedback, auth)
-	v1.GET("/feedback", s.feedbackExport, auth)
+	v1.GET("/feedback", s.feedbackExport, readsQuery)
 	// Admins' routes (server/auth.go: a route it does not list is admin-only), each of the
 	// admin's tenant.
 	admin := v1.Group("/admin")
-	admin.GET("/experiment", s.experimentReport, auth)
+	admin.GET("/experiment", s.experimentReport, readsQuery)
 	admin.GET("/drift", s.driftState, auth)
 	admin.PUT("/drift/baseline", s.setBaseline, auth)
-	v1.GET("/documents", s.listDocuments, auth)
+	v1.GET("/documents", s.listDocuments, readsQuery)
 	v1.POST("/documents", s.postDocument, auth)
 	v1.GET("/documents/:id", s.getDocument, auth)
 	v1.DELETE("/documents/:id", s.deleteDocument, auth)
@@ -234,6 +238,16 @@ func New(cfg Config, deps Deps) *Server {
 	v1.GET("/keys", s.listKeys, auth)
 	v1.DELETE("/keys/:id", s.revokeKey, auth)
 	return s
+}
+
+// noQuery refuses a request carrying query parameters, for the routes that read none.
+func noQuery(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if err := request.Only(c.QueryParams()); err != nil {
+			return err
+		}
+		return next(c)
+	}
 }
 
 // Close stops the ingest workers; a job in flight is cancelled.

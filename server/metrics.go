@@ -122,11 +122,11 @@ func newMonitors(mon ask.Monitors) *monitors {
 		return prometheus.NewDesc(name, help, labels, nil)
 	}
 	return &monitors{mon: mon,
-		driftKL:       d("ragd_mode_drift_kl", "KL divergence of the tenant's last hour of modes from its baseline (0 while its reference period runs).", "tenant"),
+		driftKL:       d("ragd_mode_drift_kl", "KL divergence of the tenant's modes over the drift window (--drift-window) from its baseline (0 while its reference period runs).", "tenant"),
 		drifting:      d("ragd_mode_drifting", "1 while the tenant's divergence has stayed above the threshold for the hold period and classification falls back to GENERAL.", "tenant"),
 		errorRate:     d("ragd_mode_error_rate", "Share of thumbs-down feedback on the tenant's turns of a mode over the error-rate window.", "tenant", "mode"),
 		errorBaseline: d("ragd_mode_error_baseline", "Baseline error rate a mode's is compared with (NaN until the reference holds enough feedback).", "tenant", "mode"),
-		errorFailing:  d("ragd_mode_error_fallback", "1 while a mode's error rate exceeds twice the baseline and the mode falls back to GENERAL.", "tenant", "mode"),
+		errorFailing:  d("ragd_mode_error_fallback", "1 while a mode's error rate exceeds --error-factor times the baseline and the mode falls back to GENERAL.", "tenant", "mode"),
 		lowShare:      d("ragd_mode_low_confidence_share", "Share of the last 30 minutes' turns whose mode confidence was under the threshold."),
 		lowAlert:      d("ragd_mode_low_confidence_alert", "1 while more than 30% of the last 30 minutes' turns were under the threshold."),
 		treatment:     d("ragd_experiment_treatment_enabled", "1 while the experiment's treatment arms get their treatment; 0 after a rollback."),

@@ -69,8 +69,9 @@ type Comparison struct {
 	classify.Runs
 	// MacroF1Diff is the 95% paired bootstrap interval of the mean over k of the raw macro-F1
 	// difference, resampling turns: each resample scores every k's predictions of the same
-	// drawn turns.
-	MacroF1Diff classify.Interval
+	// drawn turns. ThresholdedMacroF1Diff is the same with the confidence fallback counted as
+	// GENERAL, what serving answers.
+	MacroF1Diff, ThresholdedMacroF1Diff classify.Interval
 }
 
 // Predictions are a mode model's out-of-fold predictions of the scored rows at perturbations
@@ -152,8 +153,9 @@ func Compare(rows []Example, base, cand Predictions, cfg Config) (Comparison, er
 		}
 	}
 	var c Comparison
-	// pred[run][k][i] is turn i's raw prediction (an index of Modes) of run 0 (base) or 1 (cand).
-	pred := [2][][]int{}
+	// pred[run][k][i] is turn i's raw prediction (an index of Modes) of run 0 (base) or 1 (cand),
+	// thr[run][k][i] the same after the fallback.
+	pred, thr := [2][][]int{}, [2][][]int{}
 	for run, p := range []Predictions{base, cand} {
 		for _, preds := range p.Seeds {
 			raw, thresholded, err := EvaluatePredictions(preds, rows, cfg)
@@ -164,11 +166,13 @@ func Compare(rows []Example, base, cand Predictions, cfg Config) (Comparison, er
 			for m, metric := range Metrics {
 				vals[m] = metric.of(raw, thresholded)
 			}
-			labels := make([]int, len(preds))
+			labels, fallback := make([]int, len(preds)), make([]int, len(preds))
 			for i, p := range preds {
 				labels[i] = slices.Index(Modes, Mode(p.Label))
+				fallback[i] = slices.Index(Modes, decide(cfg, Mode(p.Label), p.Confidence(), nil).Mode)
 			}
 			pred[run] = append(pred[run], labels)
+			thr[run] = append(thr[run], fallback)
 			if run == 0 {
 				c.Base = append(c.Base, vals)
 			} else {
@@ -177,17 +181,20 @@ func Compare(rows []Example, base, cand Predictions, cfg Config) (Comparison, er
 		}
 	}
 	k := base.K
-	c.MacroF1Diff = classify.Bootstrap(len(rows), func(idx []int) float64 {
-		d := 0.0
-		for j := range k {
-			d += macroF1(gold, pred[1][j], idx) - macroF1(gold, pred[0][j], idx)
-		}
-		return d / float64(k)
-	})
+	diff := func(pred [2][][]int) classify.Interval {
+		return classify.Bootstrap(len(rows), func(idx []int) float64 {
+			d := 0.0
+			for j := range k {
+				d += macroF1(gold, pred[1][j], idx) - macroF1(gold, pred[0][j], idx)
+			}
+			return d / float64(k)
+		})
+	}
+	c.MacroF1Diff, c.ThresholdedMacroF1Diff = diff(pred), diff(thr)
 	return c, nil
 }
 
-// macroF1 is the raw macro-F1 (classify.Evaluate's) of the turns idx, gold and pred being
+// macroF1 is the macro-F1 (classify.Evaluate's) of the turns idx, gold and pred being
 // indexes of Modes. classify.Evaluate itself bootstraps each mode's F1, too slow to run on each
 // of the resamples.
 func macroF1(gold, pred, idx []int) float64 {

@@ -36,7 +36,7 @@ func TestCrossValidatePerturbed(t *testing.T) {
 
 // The same options paired over perturbations differ by exactly nothing, also against a run saved
 // and read back as another tree's would be; options that train different models do not. The
-// bootstrap's macro-F1 is the report's.
+// bootstrap's macro-F1s, raw and with the fallback, are the reports'.
 func TestCompare(t *testing.T) {
 	t.Parallel()
 	rows, extra := compareRows(t)
@@ -59,6 +59,7 @@ func TestCompare(t *testing.T) {
 	}
 	require.Equal(t, 0.0, same.MacroF1Diff.Lo)
 	require.Equal(t, 0.0, same.MacroF1Diff.Hi)
+	require.Equal(t, classify.Interval{}, same.ThresholdedMacroF1Diff)
 	require.NotEqual(t, same.Base[0], same.Base[1], "the perturbations train different models")
 
 	opts := cheapOptions()
@@ -76,14 +77,20 @@ func TestCompare(t *testing.T) {
 	}
 	require.True(t, moved, "a candidate with 100 times the L2 penalty scores differently")
 	require.LessOrEqual(t, diff.MacroF1Diff.Lo, diff.MacroF1Diff.Hi)
+	require.LessOrEqual(t, diff.ThresholdedMacroF1Diff.Lo, diff.ThresholdedMacroF1Diff.Hi)
 
-	raw, _, err := EvaluatePredictions(cand.Seeds[0], rows, cfg)
+	raw, thresholded, err := EvaluatePredictions(cand.Seeds[0], rows, cfg)
 	require.NoError(t, err)
-	gold, pred, all := make([]int, len(rows)), make([]int, len(rows)), make([]int, len(rows))
-	for i := range rows {
-		gold[i], pred[i], all[i] = slices.Index(Modes, rows[i].Mode), slices.Index(Modes, Mode(cand.Seeds[0][i].Label)), i
+	gold, pred, fallback, all := make([]int, len(rows)), make([]int, len(rows)), make([]int, len(rows)), make([]int, len(rows))
+	for i, p := range cand.Seeds[0] {
+		gold[i], pred[i], all[i] = slices.Index(Modes, rows[i].Mode), slices.Index(Modes, Mode(p.Label)), i
+		fallback[i] = pred[i]
+		if p.Confidence() < cfg.Threshold {
+			fallback[i] = slices.Index(Modes, General)
+		}
 	}
 	require.InDelta(t, raw.MacroF1, macroF1(gold, pred, all), 1e-12)
+	require.InDelta(t, thresholded.MacroF1, macroF1(gold, fallback, all), 1e-12)
 	m := slices.IndexFunc(Metrics, func(m Metric) bool { return m.Name == "raw macro-F1" })
 	require.Equal(t, raw.MacroF1, diff.Cand[0][m])
 

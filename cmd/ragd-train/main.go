@@ -514,8 +514,9 @@ func modePerturbed(w, progress io.Writer, data, options string, k, folds int, ou
 // modeCompare prints the baseline B and the candidate C, this tree's mode model with options
 // merged over the shipped ones, paired over k perturbations of training (mode.Compare): per
 // metric the K-means of both, the mean difference with the per-k differences, and the paired
-// bootstrap interval of the raw macro-F1 difference. B is this tree's model with the shipped
-// options, or, with against, the predictions -task mode-perturbed wrote in another tree.
+// bootstrap intervals of the macro-F1 difference, raw and with the fallback. B is this tree's
+// model with the shipped options, or, with against, the predictions -task mode-perturbed wrote
+// in another tree.
 func modeCompare(w, progress io.Writer, data, options, against string, k, folds int) error {
 	if k < 1 {
 		return fmt.Errorf("-k must be at least 1, not %d", k)
@@ -569,6 +570,12 @@ func modeCompare(w, progress io.Writer, data, options, against string, k, folds 
 	macro := slices.IndexFunc(mode.Metrics, func(m mode.Metric) bool { return m.Name == "raw macro-F1" })
 	_, err = fmt.Fprintf(w, "\nraw macro-F1, C - B: %+.4f, 95%% paired bootstrap interval [%+.4f, %+.4f] (2000 resamples of the %d turns, each the mean over k)\n",
 		res.Mean(res.Cand, macro)-res.Mean(res.Base, macro), res.MacroF1Diff.Lo, res.MacroF1Diff.Hi, len(rows))
+	if err != nil {
+		return err
+	}
+	thr := slices.IndexFunc(mode.Metrics, func(m mode.Metric) bool { return m.Name == "thresholded macro-F1" })
+	_, err = fmt.Fprintf(w, "thresholded macro-F1, C - B: %+.4f, 95%% paired bootstrap interval [%+.4f, %+.4f] (the same resamples)\n",
+		res.Mean(res.Cand, thr)-res.Mean(res.Base, thr), res.ThresholdedMacroF1Diff.Lo, res.ThresholdedMacroF1Diff.Hi)
 	return err
 }
 

@@ -130,8 +130,9 @@ type Store interface {
 
 	// Authenticate returns the principal of an API key's secret, or ErrUnauthenticated.
 	Authenticate(ctx context.Context, secret string) (Principal, error)
-	// ActiveKeys counts the keys not revoked, of every tenant.
-	ActiveKeys(ctx context.Context) (int, error)
+	// KeysMade counts the keys ever made, of every tenant, revoked ones included: once one has
+	// been made, ragd never serves without a key again.
+	KeysMade(ctx context.Context) (int, error)
 	// CreateKey makes a key of ctx's tenant and returns it with its secret, shown once.
 	CreateKey(ctx context.Context, role Role, name string) (*Key, string, error)
 	// Keys lists the keys of ctx's tenant, revoked ones included.

@@ -60,8 +60,9 @@ func Allowed(route string, role ragd.Role) bool {
 	return false
 }
 
-// openCache remembers for a moment whether any key exists, so open mode costs no query per
-// request, and ends within that moment of the first key being created.
+// openCache remembers for a moment whether any key was ever made, so open mode costs no query
+// per request, and ends within that moment of the first key being made (at once when it is made
+// through this process).
 type openCache struct {
 	mu      sync.Mutex
 	checked time.Time
@@ -76,12 +77,19 @@ func (s *Server) keysExist(ctx context.Context) (bool, error) {
 	if time.Since(s.open.checked) < openCacheTTL {
 		return s.open.keys > 0, nil
 	}
-	n, err := s.deps.Store.ActiveKeys(ctx)
+	n, err := s.deps.Store.KeysMade(ctx)
 	if err != nil {
 		return true, err
 	}
 	s.open.keys, s.open.checked = n, time.Now()
 	return n > 0, nil
+}
+
+// forgetKeys makes the next keyless request ask the store whether keys exist.
+func (s *Server) forgetKeys() {
+	s.open.mu.Lock()
+	s.open.checked = time.Time{}
+	s.open.mu.Unlock()
 }
 
 // authenticate makes every /v1 request act as the principal of its bearer key, checks the key's
@@ -157,6 +165,7 @@ func (s *Server) createKey(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	s.forgetKeys()
 	s.deps.Logger.InfoContext(ctx, "API key created", slog.String("key", k.ID.String()), slog.String("role", string(k.Role)),
 		slog.String("by", ragd.PrincipalOf(ctx).KeyID.String()))
 	out := keyOf(*k)
@@ -184,5 +193,6 @@ func (s *Server) revokeKey(c echo.Context) error {
 	if err := s.deps.Store.RevokeKey(c.Request().Context(), id); err != nil {
 		return err
 	}
+	s.forgetKeys()
 	return c.NoContent(http.StatusNoContent)
 }

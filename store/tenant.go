@@ -245,10 +245,11 @@ func (s *Store) Authenticate(ctx context.Context, secret string) (ragd.Principal
 	return p, nil
 }
 
-// ActiveKeys counts the keys not revoked, of every tenant: with none, ragd may serve openly.
-func (s *Store) ActiveKeys(ctx context.Context) (int, error) {
+// KeysMade counts the keys ever made, of every tenant, revoked ones included: with none, ragd
+// may serve openly. Revoking every key must not reopen the API to anyone who can reach it.
+func (s *Store) KeysMade(ctx context.Context) (int, error) {
 	var n int
-	if err := s.db.QueryRow(ragd.AllTenants(ctx), "SELECT count(*) FROM api_keys WHERE revoked_at IS NULL").Scan(&n); err != nil {
+	if err := s.db.QueryRow(ragd.AllTenants(ctx), "SELECT count(*) FROM api_keys").Scan(&n); err != nil {
 		return 0, fmt.Errorf("store: counting keys: %w", err)
 	}
 	return n, nil

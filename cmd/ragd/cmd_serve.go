@@ -402,7 +402,7 @@ func servePprof(addr string, logger *slog.Logger) (func(), error) {
 // serves openly (every request the default tenant's admin) only where that is safe: a loopback
 // address, or wherever --insecure says so; elsewhere it refuses to start.
 func (c serveCmd) access(ctx context.Context, a *app, addr net.Addr) (server.Access, error) {
-	n, err := a.store.ActiveKeys(ctx)
+	n, err := a.store.KeysMade(ctx)
 	if err != nil {
 		return server.Access{}, err
 	}

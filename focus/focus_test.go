@@ -2,6 +2,8 @@ package focus_test
 
 import (
 	"fmt"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -182,6 +184,27 @@ func TestSaid(t *testing.T) {
 	} {
 		require.InDelta(t, c.want, focus.Said(c.info, c.enough), 1e-12, c.why)
 	}
+}
+
+// A title of one long word (a document's title or first heading is whatever its author wrote)
+// costs the gazetteer memory linear in its length, and a question's long word stays cheap: typos
+// are matched only for words a name could be. Not parallel: it reads the process's allocations.
+func TestLongTitleWordCostsLinearMemory(t *testing.T) {
+	long := strings.Repeat("abcdefghij", 1600) // 16,000 bytes: quadratic would be 256 MB
+	all := append(slices.Clone(titles), "The "+long+" Hotel")
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	g := focus.NewGazetteer(all, index.Terms, stats(), focus.DefaultGazetteerConfig())
+	q := "is the " + long[:8000] + "x near the gonville?"
+	links := g.Link(q, func(ws []string) map[string]int { return map[string]int{} })
+	runtime.ReadMemStats(&after)
+	require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(16<<20), "bytes allocated")
+	require.Equal(t, len(all), g.Len())
+	var names []string
+	for _, l := range links {
+		names = append(names, l.Name)
+	}
+	require.Equal(t, []string{"GONVILLE HOTEL"}, names, "the other names still link")
 }
 
 // BenchmarkLinkLongWord links a question with one word without spaces of 2, 4 and 8 KiB (a

@@ -38,8 +38,14 @@ type Gazetteer struct {
 	df       map[string]int   // title word -> chunks that have it, in any field
 	nameness map[string]float64
 	edits    map[string][]string // a title word with one letter deleted -> the title words
-	longest  int                 // bytes of the longest title word
+	longest  int                 // bytes of the longest title word typos may match
 }
+
+// maxTypoWord is the longest title word, in bytes, that a typo may match. A word's deletions
+// cost memory quadratic in its length: a title of one 5 MB word (a document's title or first
+// heading) ran ragd serve out of 24 GB while warming its tenant's gazetteer, and it made every
+// question's long words as costly. No name is this long.
+const maxTypoWord = 64
 
 type name struct {
 	text  string
@@ -81,7 +87,9 @@ func NewGazetteer(titles []string, analyze func(string) []string, stats map[stri
 		g.names = append(g.names, name{text: strings.TrimSpace(t), terms: terms})
 		for _, w := range distinct(terms) {
 			g.inTitles[w]++
-			g.longest = max(g.longest, len(w))
+			if len(w) <= maxTypoWord {
+				g.longest = max(g.longest, len(w))
+			}
 		}
 	}
 	for i, n := range g.names {
@@ -98,7 +106,7 @@ func NewGazetteer(titles []string, analyze func(string) []string, stats map[stri
 		if s.DF > 0 {
 			g.nameness[w] = float64(min(s.DFTitle, s.DF)) / float64(s.DF)
 		}
-		if len(w) >= 5 {
+		if len(w) >= 5 && len(w) <= maxTypoWord {
 			for _, d := range deletions(w) {
 				g.edits[d] = append(g.edits[d], w)
 			}

@@ -128,7 +128,7 @@ func (s *splitter) block(b extract.Block) {
 			s.flush()
 		}
 		level := min(max(b.Level, 1), len(s.path))
-		s.path[level-1] = strings.Join(strings.Fields(trimmed), " ")
+		s.path[level-1] = ragd.ClipTitle(strings.Join(strings.Fields(trimmed), " "))
 		clear(s.path[level:])
 	}
 	if s.fits(sp) {

@@ -330,6 +330,7 @@ func (in *Ingester) prepare(ctx context.Context, src Source) (prepared, error) {
 	if src.Title != "" {
 		doc.Title = src.Title
 	}
+	doc.Title = ragd.ClipTitle(doc.Title)
 	key := src.Key
 	if key == "" {
 		sum := sha256.Sum256(src.Data)

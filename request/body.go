@@ -129,6 +129,9 @@ func DecodeDocument(raw []byte) (Document, error) {
 	case strings.TrimSpace(req.Text) == "":
 		return Document{}, ragd.Invalidf("text", "is empty (or give a url)")
 	}
+	if n := utf8.RuneCountInString(req.Title); n > ragd.MaxTitleRunes {
+		return Document{}, ragd.Invalidf("title", "is %d characters, over the %d-character limit", n, ragd.MaxTitleRunes)
+	}
 	format := req.Format
 	if format == "" {
 		format = "text"

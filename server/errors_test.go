@@ -12,10 +12,12 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 	sse "github.com/tmaxmax/go-sse"
 
+	"github.com/ragd/ragd"
 	"github.com/ragd/ragd/ask"
 	"github.com/ragd/ragd/llm"
 	"github.com/ragd/ragd/redact"
@@ -296,4 +298,37 @@ func TestPinsAreCapped(t *testing.T) {
 	}
 	resp, body = b.do(t, "POST", "/v1/ask", map[string]any{"message": "x", "conversation_id": one.ConversationID, "pins": []string{docs[2].ID}})
 	require.Equal(t, http.StatusBadRequest, resp.StatusCode, "%s", body)
+}
+
+// A document's title and its chunks' headings are bounded: every source a turn shows carries
+// them and every chunk under a heading repeats it (a 5 MB title made each turn that found its
+// document take 14 s). A title the client gives over the bound is a 400 that changes nothing; one
+// the document itself holds (its first heading) is cut.
+func TestLongTitlesAreBounded(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	long := strings.Repeat("é", ragd.MaxTitleRunes+1)
+	resp, body := b.do(t, "POST", "/v1/documents", map[string]any{"text": "Move to high ground.", "title": long})
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode, "%s", body)
+	require.Contains(t, string(body), "title")
+	require.Zero(t, b.count(t, "documents"))
+	resp, body = b.do(t, "POST", "/v1/documents", map[string]any{"text": "Move to high ground.", "title": long[len("é"):]})
+	require.Equal(t, http.StatusCreated, resp.StatusCode, "%s", body)
+
+	md := "# " + strings.Repeat("Tsunami ", 20000) + "\n\n## " + strings.Repeat("Evacuation ", 20000) +
+		"\n\nWhen the sea retreats from the shore, walk inland to high ground at once.\n"
+	resp, body = b.upload(t, "tsunami.md", []byte(md))
+	require.Equal(t, http.StatusCreated, resp.StatusCode, "%s", body)
+	turn := b.ask(t, "", "the sea retreats from the shore")
+	require.NotEmpty(t, turn.Sources)
+	for _, s := range turn.Sources {
+		require.LessOrEqual(t, utf8.RuneCountInString(s.Title), ragd.MaxTitleRunes)
+	}
+	conn := b.connect(t)
+	defer conn.Close(b.ctx)
+	var title, heading int
+	require.NoError(t, conn.QueryRow(b.ctx, `SELECT (SELECT max(char_length(title)) FROM document_versions),
+		(SELECT max(char_length(heading)) FROM chunks)`).Scan(&title, &heading))
+	require.Equal(t, ragd.MaxTitleRunes, title, "the longest title, cut")
+	require.LessOrEqual(t, heading, 2*ragd.MaxTitleRunes+len(" > "), "two headings, each cut")
 }

@@ -179,6 +179,11 @@ type Title struct {
 	Chunks int
 }
 
+// MaxSourceKeyBytes bounds a document's source key a client gives (its source field, or the URL
+// it is fetched from): the key is in a unique index, whose entries PostgreSQL limits to a few
+// kilobytes, so a longer one was a 500.
+const MaxSourceKeyBytes = 2048
+
 // MaxTitleRunes bounds a document's title and each heading of a chunk's heading path. Every
 // source a turn shows carries them, every chunk under a heading repeats it, and the focus reads
 // titles: a 5 MB title made each turn that found its document take 14 s and answer 10 MB.

@@ -70,7 +70,11 @@ func CanonicalURL(raw string) (string, error) {
 
 	u.RawQuery = canonicalQuery(u.RawQuery)
 	u.ForceQuery = false
-	return u.String(), nil
+	canon := u.String()
+	if len(canon) > ragd.MaxSourceKeyBytes {
+		return "", ragd.Invalidf("url", "is %d bytes, over the %d-byte limit", len(canon), ragd.MaxSourceKeyBytes)
+	}
+	return canon, nil
 }
 
 // canonicalQuery drops tracking parameters and sorts the rest by key, then value, keeping

@@ -121,6 +121,9 @@ func DecodeDocument(raw []byte) (Document, error) {
 	if err := Decode(raw, &req); err != nil {
 		return Document{}, err
 	}
+	if err := sourceKey(req.Source); err != nil {
+		return Document{}, err
+	}
 	switch {
 	case req.URL != "" && req.Text != "":
 		return Document{}, ragd.Invalidf("body", "give text or url, not both")
@@ -189,12 +192,23 @@ func upload(w http.ResponseWriter, r *http.Request, limit int64) (Document, erro
 	if err := Text("file", contentType); err != nil {
 		return Document{}, ragd.Invalidf("file", "its Content-Type is not valid UTF-8 or holds a NUL character")
 	}
+	if err := sourceKey(r.FormValue("source")); err != nil {
+		return Document{}, err
+	}
 	data, err := io.ReadAll(f)
 	if err != nil {
 		return Document{}, err
 	}
 	// An upload is identified by its content unless the client names it with a source key.
 	return Document{Key: r.FormValue("source"), Name: fh.Filename, FileName: fh.Filename, ContentType: contentType, Data: data}, nil
+}
+
+// sourceKey refuses a source key longer than the store can index.
+func sourceKey(key string) error {
+	if len(key) > ragd.MaxSourceKeyBytes {
+		return ragd.Invalidf("source", "is %d bytes, over the %d-byte limit", len(key), ragd.MaxSourceKeyBytes)
+	}
+	return nil
 }
 
 // uploadFields refuses a part an upload does not read, and a file or source given more than

@@ -3,6 +3,8 @@ package server_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"mime/multipart"
@@ -331,4 +333,41 @@ func TestLongTitlesAreBounded(t *testing.T) {
 		(SELECT max(char_length(heading)) FROM chunks)`).Scan(&title, &heading))
 	require.Equal(t, ragd.MaxTitleRunes, title, "the longest title, cut")
 	require.LessOrEqual(t, heading, 2*ragd.MaxTitleRunes+len(" > "), "two headings, each cut")
+}
+
+// A source key (or URL) longer than the store can index is a 400 naming it, not a 500, and
+// stores nothing.
+func TestLongSourceKeysAreRefused(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	var key strings.Builder
+	for sum := sha256.Sum256(nil); key.Len() < 12000; sum = sha256.Sum256(sum[:]) {
+		key.WriteString(hex.EncodeToString(sum[:])) // incompressible, as PostgreSQL stores it
+	}
+	long := key.String()
+	for name, tc := range map[string]struct {
+		body  any
+		field string
+	}{
+		"source": {map[string]any{"text": "Move to high ground.", "source": long}, "source"},
+		"url":    {map[string]any{"url": "https://example.com/" + long}, "url"},
+	} {
+		resp, body := b.do(t, "POST", "/v1/documents", tc.body)
+		require.Equal(t, http.StatusBadRequest, resp.StatusCode, "%s: %s", name, body)
+		require.Contains(t, string(body), tc.field, name)
+	}
+	var buf bytes.Buffer
+	w := multipart.NewWriter(&buf)
+	fw, err := w.CreateFormFile("file", "a.md")
+	require.NoError(t, err)
+	_, _ = fw.Write([]byte("Move to high ground."))
+	require.NoError(t, w.WriteField("source", long))
+	require.NoError(t, w.Close())
+	resp, body := b.do(t, "POST", "/v1/documents", buf.Bytes(), "Content-Type", w.FormDataContentType())
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode, "multipart: %s", body)
+	require.Contains(t, string(body), "source")
+	require.Zero(t, b.count(t, "documents"))
+
+	resp, body = b.do(t, "POST", "/v1/documents", map[string]any{"text": "Move to high ground.", "source": long[:ragd.MaxSourceKeyBytes]})
+	require.Equal(t, http.StatusCreated, resp.StatusCode, "%s", body)
 }

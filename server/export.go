@@ -4,6 +4,8 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"net/http"
+	"strconv"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -29,7 +31,13 @@ func streamExport[T any](s *Server, c echo.Context, format, name string, header 
 		if err := cw.Write(header); err != nil {
 			return err
 		}
-		write = func(v T) error { return cw.Write(asCSV(v)) }
+		write = func(v T) error {
+			row := asCSV(v)
+			for i := range row {
+				row[i] = spreadsheetSafe(row[i])
+			}
+			return cw.Write(row)
+		}
 		flush = func() error { cw.Flush(); return cw.Error() }
 	}
 	if err := each(write); err != nil {
@@ -38,6 +46,21 @@ func streamExport[T any](s *Server, c echo.Context, format, name string, header 
 		return nil
 	}
 	return flush()
+}
+
+// spreadsheetSafe keeps a spreadsheet from running a CSV cell as a formula: a cell that begins
+// with = + - @, a tab or a carriage return, and is not a number, gets a leading '. The cells hold
+// text clients wrote (a rating's reason, a document's title and text), and an auditor opening
+// the export would otherwise run =HYPERLINK(...) or =cmd|... written by a chat user or a fetched
+// page. JSON and JSON Lines carry the text unchanged.
+func spreadsheetSafe(s string) string {
+	if s == "" || !strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return s
+	}
+	if _, err := strconv.ParseFloat(s, 64); err == nil {
+		return s
+	}
+	return "'" + s
 }
 
 // exportPage answers an audit export's JSON format: one page of at most limit rows

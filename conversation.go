@@ -46,6 +46,8 @@ type Message struct {
 	CreatedAt       time.Time
 	// StoppedAt is set when the answer's stream was stopped; Answer then holds what was sent.
 	StoppedAt *time.Time
+	// KeyID is the API key that asked the turn; nil when it was asked without one.
+	KeyID *uuid.UUID
 }
 
 // ConversationSource is a document a conversation has found, with its carry-over state. The row

@@ -102,6 +102,11 @@ func (s *Server) stopAnswer(c echo.Context) error {
 	if m.Role != "assistant" {
 		return ragd.Invalidf("id", "message %s is the user's; stop the assistant message of its turn", id)
 	}
+	// As with its reply and its rating, only the key that asked the turn (or an admin) stops
+	// it: a stop also cuts the answer the turn records.
+	if p := ragd.PrincipalOf(ctx); p.Role != ragd.RoleAdmin && m.KeyID != nil && *m.KeyID != p.KeyID {
+		return fmt.Errorf("the answer of turn %d can be stopped only by the key that asked it: %w", m.Turn, ragd.ErrForbidden)
+	}
 	if m.StoppedAt == nil {
 		found, err := s.streams.stop(ctx, id)
 		if err == nil && !found {

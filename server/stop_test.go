@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	sse "github.com/tmaxmax/go-sse"
 
+	"github.com/ragd/ragd"
 	"github.com/ragd/ragd/llm"
 )
 
@@ -83,7 +84,7 @@ func stallingLLM(t *testing.T) *httptest.Server {
 }
 
 // openStream starts a streamed turn and returns its events as they arrive.
-func (b *testBundle) openStream(t *testing.T, ctx context.Context, req map[string]any) (<-chan sse.Event, func()) {
+func (b *testBundle) openStream(t *testing.T, ctx context.Context, req map[string]any, header ...string) (<-chan sse.Event, func()) {
 	t.Helper()
 	raw, err := json.Marshal(req)
 	require.NoError(t, err)
@@ -91,6 +92,9 @@ func (b *testBundle) openStream(t *testing.T, ctx context.Context, req map[strin
 	require.NoError(t, err)
 	hr.Header.Set("Content-Type", "application/json")
 	hr.Header.Set("Accept", "text/event-stream")
+	for i := 0; i+1 < len(header); i += 2 {
+		hr.Header.Set(header[i], header[i+1])
+	}
 	resp, err := http.DefaultClient.Do(hr)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
@@ -205,6 +209,32 @@ func TestStopRequested(t *testing.T) {
 	resp, _ = b.do(t, "POST", "/v1/messages/nope/stop", nil)
 	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
 	require.Empty(t, logs.errors(), "a stop is not an error")
+}
+
+// Only the key that asked a turn, or an admin, stops its answer: another user of the tenant
+// cannot cut it short, which would also cut the answer the turn records.
+func TestStopIsTheAskersOnly(t *testing.T) {
+	t.Parallel()
+	client, err := llm.New(llm.Config{BaseURL: stallingLLM(t).URL + "/v1", Model: "fake"})
+	require.NoError(t, err)
+	b := setup(t, options{corpus: true, answerer: client, keys: true})
+	bearer := func(role ragd.Role) []string {
+		return []string{"Authorization", "Bearer " + b.key(t, ragd.DefaultTenant, role)}
+	}
+	asker, other, admin := bearer(ragd.RoleChat), bearer(ragd.RoleChat), bearer(ragd.RoleAdmin)
+
+	for _, stopper := range [][]string{asker, admin} {
+		events, closeStream := b.openStream(t, b.ctx, map[string]any{"message": "I smell gas after the earthquake"}, asker...)
+		meta, _ := untilAnswer(t, events)
+		resp, body := b.do(t, "POST", "/v1/messages/"+meta.MessageID+"/stop", nil, other...)
+		require.Equal(t, http.StatusForbidden, resp.StatusCode, "%s", body)
+		resp, body = b.do(t, "POST", "/v1/messages/"+meta.MessageID+"/stop", nil, stopper...)
+		require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+		require.NotNil(t, decode[message](t, body).StoppedAt)
+		for range events {
+		}
+		closeStream()
+	}
 }
 
 func TestStopByClosingTheConnection(t *testing.T) {

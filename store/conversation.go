@@ -340,12 +340,12 @@ func (s *Store) createConversation(ctx context.Context, id uuid.UUID, ab string)
 	return c, nil
 }
 
-const messageColumns = `id, conversation_id, turn, role, content, answer, reply_recorded_at, meta, created_at, stopped_at`
+const messageColumns = `id, conversation_id, turn, role, content, answer, reply_recorded_at, meta, created_at, stopped_at, key_id`
 
 func scanMessage(row pgx.CollectableRow) (ragd.Message, error) {
 	var m ragd.Message
 	var meta []byte
-	err := row.Scan(&m.ID, &m.ConversationID, &m.Turn, &m.Role, &m.Content, &m.Answer, &m.ReplyRecordedAt, &meta, &m.CreatedAt, &m.StoppedAt)
+	err := row.Scan(&m.ID, &m.ConversationID, &m.Turn, &m.Role, &m.Content, &m.Answer, &m.ReplyRecordedAt, &meta, &m.CreatedAt, &m.StoppedAt, &m.KeyID)
 	if err == nil {
 		err = json.Unmarshal(meta, &m.Meta)
 	}

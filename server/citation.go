@@ -53,7 +53,16 @@ func (s *Server) citations(c echo.Context) error {
 	}
 
 	return streamExport(s, c, format, "citations", csvHeader, func(ct ragd.Citation) any { return citationOf(ct) }, csvRow,
-		func(fn func(ragd.Citation) error) error { return s.deps.Store.Citations(ctx, f, fn) })
+		func(fn func(ragd.Citation) error) error {
+			return batched(f.Limit, func(limit int, fn func(ragd.Citation) error) error {
+				g := f
+				g.Limit = limit
+				return s.deps.Store.Citations(ctx, g, func(ct ragd.Citation) error {
+					f.AfterID = ct.ID // the next batch starts after it
+					return fn(ct)
+				})
+			}, fn)
+		})
 }
 
 var csvHeader = []string{"id", "message_id", "conversation_id", "marker", "fact", "score", "origin", "rank",

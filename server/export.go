@@ -48,6 +48,39 @@ func streamExport[T any](s *Server, c echo.Context, format, name string, header 
 	return flush()
 }
 
+// exportBatch is how many rows a streamed export reads at a time.
+const exportBatch = 500
+
+// batched reads a streamed export a batch at a time and hands fn each row once its batch is
+// read: read(limit, fn) reads the next at most limit rows, after those read before (the caller's
+// keyset), and gives its PostgreSQL connection back before fn writes them. A client that reads
+// slowly, or not at all, then holds no connection of the pool every tenant shares (sixteen
+// stalled CSV exports of one auditor made ragd unavailable to all). total > 0 caps the rows.
+// Each batch is read at its own moment, so rows written during a long export may be in it, as
+// they may be in the next page of a JSON export.
+func batched[T any](total int, read func(limit int, fn func(T) error) error, fn func(T) error) error {
+	for n := 0; total <= 0 || n < total; {
+		limit := exportBatch
+		if total > 0 {
+			limit = min(limit, total-n)
+		}
+		batch := make([]T, 0, limit)
+		if err := read(limit, func(v T) error { batch = append(batch, v); return nil }); err != nil {
+			return err
+		}
+		for _, v := range batch {
+			if err := fn(v); err != nil {
+				return err
+			}
+		}
+		if len(batch) < limit {
+			return nil
+		}
+		n += len(batch)
+	}
+	return nil
+}
+
 // spreadsheetSafe keeps a spreadsheet from running a CSV cell as a formula: a cell that begins
 // with = + - @, a tab or a carriage return, and is not a number, gets a leading '. The cells hold
 // text clients wrote (a rating's reason, a document's title and text), and an auditor opening

@@ -2,10 +2,16 @@ package server_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
+	"encoding/json"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -49,4 +55,54 @@ func TestCSVExportsCarryNoFormulas(t *testing.T) {
 	resp, body = b.do(t, "GET", "/v1/feedback?format=jsonl", nil)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Equal(t, formula, decode[feedbackResponse](t, bytes.TrimSpace(body)).Reason, "JSON Lines keeps the text as written")
+}
+
+// stalledWriter is a client that never reads: its first write blocks until the test ends.
+type stalledWriter struct {
+	header  http.Header
+	wrote   chan struct{}
+	release chan struct{}
+	once    sync.Once
+}
+
+func (w *stalledWriter) Header() http.Header { return w.header }
+func (w *stalledWriter) WriteHeader(int)     {}
+func (w *stalledWriter) Write([]byte) (int, error) {
+	w.once.Do(func() { close(w.wrote) })
+	<-w.release
+	return 0, io.ErrClosedPipe
+}
+
+// A client that stops reading an export holds no database connection: with a pool of two, two
+// CSV exports stalled on their first write leave turns able to run. (They held a connection each
+// while blocked, so sixteen stalled exports of one auditor made ragd unavailable to every tenant.)
+func TestStalledExportsHoldNoConnection(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{corpus: true, maxConns: 2})
+	for _, q := range []string{"smoke alarms", "floods", "earthquake safety", "power outage", "first aid for burns"} {
+		b.ask(t, "", q) // citations enough to fill a write buffer
+	}
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	for range 2 {
+		w := &stalledWriter{header: http.Header{}, wrote: make(chan struct{}), release: release}
+		req := httptest.NewRequestWithContext(b.ctx, "GET", "/v1/citations?format=csv", nil)
+		go b.srv.Config.Handler.ServeHTTP(w, req)
+		select {
+		case <-w.wrote:
+		case <-time.After(time.Minute): // only keeps a broken server from hanging the test
+			t.Fatal("the export never wrote")
+		}
+	}
+	ctx, cancel := context.WithTimeout(b.ctx, time.Minute) // likewise
+	defer cancel()
+	raw, err := json.Marshal(map[string]any{"message": "smoke alarms"})
+	require.NoError(t, err)
+	req, err := http.NewRequestWithContext(ctx, "POST", b.srv.URL+"/v1/ask", bytes.NewReader(raw))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err, "a turn while two exports stall")
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
 }

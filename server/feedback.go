@@ -114,7 +114,16 @@ func (s *Server) feedbackExport(c echo.Context) error {
 	ctx := c.Request().Context()
 	if format != request.MIMEJSON {
 		return streamExport(s, c, format, "feedback", feedbackCSVHeader, func(f ragd.Feedback) any { return feedbackOf(f) }, feedbackCSV,
-			func(fn func(ragd.Feedback) error) error { return s.deps.Store.Feedback(ctx, f, fn) })
+			func(fn func(ragd.Feedback) error) error {
+				return batched(f.Limit, func(limit int, fn func(ragd.Feedback) error) error {
+					g := f
+					g.Limit = limit
+					return s.deps.Store.Feedback(ctx, g, func(fb ragd.Feedback) error {
+						f.AfterID = fb.ID // the next batch starts after it
+						return fn(fb)
+					})
+				}, fn)
+			})
 	}
 	return exportPage(c, "feedback", f.Limit, feedbackOf, func(fb feedbackJSON) any { return fb.ID },
 		func(limit int, fn func(ragd.Feedback) error) error {

@@ -108,7 +108,8 @@ type options struct {
 	logger     *slog.Logger
 	// listenStops has the server follow stop requests made to other replicas, as serve does.
 	listenStops bool
-	keys        bool // serve with keys only (not open while none exist)
+	keys        bool  // serve with keys only (not open while none exist)
+	maxConns    int32 // the store's pool; 0 lets pgx choose
 	// cluster, when set, is the test's own PostgreSQL (which it may stop) instead of a database
 	// of the shared server.
 	cluster *dbtest.Cluster
@@ -123,7 +124,7 @@ func setup(t testing.TB, o options) *testBundle {
 	ctx := context.Background()
 	// As `ragd serve` runs: logged in as a login that is only a member of ragd_app, the database's
 	// owner having migrated.
-	scfg := store.Config{EmbeddingDim: dbtest.Dim}
+	scfg := store.Config{EmbeddingDim: dbtest.Dim, MaxConns: o.maxConns}
 	b := &testBundle{ctx: ctx}
 	if o.cluster != nil {
 		b.url, scfg.URL, scfg.Migrate = o.cluster.URL(), o.cluster.AppURL(), true

@@ -2,7 +2,9 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -51,7 +53,17 @@ func (s *Server) documentSource(c echo.Context) (ingest.Source, error) {
 		return ingest.Source{}, err
 	}
 	if d.URL != "" {
-		return ingest.Fetch(c.Request().Context(), s.cfg.Fetcher, d.URL, s.cfg.MaxUploadBytes)
+		ctx := c.Request().Context()
+		src, err := ingest.Fetch(ctx, s.cfg.Fetcher, d.URL, s.cfg.MaxUploadBytes)
+		// The client reads the same error whatever happened; the operator reads why, a URL
+		// refused by the ingest policy (an attempt at the host's network) among the rest.
+		var fe interface{ Cause() error }
+		if errors.As(err, &fe) {
+			p := ragd.PrincipalOf(ctx)
+			s.deps.Logger.InfoContext(ctx, "URL not fetched", slog.String("url", src.Name), slog.String("cause", fe.Cause().Error()),
+				slog.String("tenant", p.Tenant.String()), slog.String("key", p.KeyID.String()))
+		}
+		return src, err
 	}
 	// An upload's file name is where the document came from, as a file's path is for ragd
 	// ingest: shown with its sources, in the audit export, and found by GET /v1/documents?q=.

@@ -371,3 +371,29 @@ func TestLongSourceKeysAreRefused(t *testing.T) {
 	resp, body = b.do(t, "POST", "/v1/documents", map[string]any{"text": "Move to high ground.", "source": long[:ragd.MaxSourceKeyBytes]})
 	require.Equal(t, http.StatusCreated, resp.StatusCode, "%s", body)
 }
+
+// A URL ingest refused by the policy reads to the client like any other failure, and the
+// operator's log says why, with who asked: an attempt at the host's own network is visible.
+func TestRefusedFetchIsLogged(t *testing.T) {
+	t.Parallel()
+	logs := newLogRecords()
+	b := setup(t, options{logger: slog.New(logs)})
+	resp, body := b.do(t, "POST", "/v1/documents", map[string]any{"url": "http://user:secret@127.0.0.1:1/admin"})
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode, "%s", body)
+	require.NotContains(t, string(body), "policy", "the client is not told why")
+	logs.mu.Lock()
+	defer logs.mu.Unlock()
+	var found []string
+	for _, r := range logs.records {
+		if r.Message != "URL not fetched" {
+			continue
+		}
+		r.Attrs(func(a slog.Attr) bool {
+			found = append(found, a.Key+"="+a.Value.String())
+			return true
+		})
+	}
+	require.Contains(t, found, "url=http://127.0.0.1:1/admin", "logged, without the URL's password")
+	require.Contains(t, strings.Join(found, " "), "refused by the ingest policy")
+	require.NotContains(t, strings.Join(found, " "), "secret")
+}

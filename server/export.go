@@ -40,8 +40,19 @@ func streamExport[T any](s *Server, c echo.Context, format, name string, header 
 		}
 		flush = func() error { cw.Flush(); return cw.Error() }
 	}
-	if err := each(write); err != nil {
+	var clientErr error // writing to the client failed: it left, which is no failure of ragd's
+	if err := each(func(v T) error {
+		if err := write(v); err != nil {
+			clientErr = err
+			return err
+		}
+		return nil
+	}); err != nil {
 		// Headers are sent; the truncated body is all a client can be given. Log the cause.
+		if clientErr != nil {
+			s.deps.Logger.DebugContext(c.Request().Context(), name+" export ended: the client stopped reading", "error", err.Error())
+			return nil
+		}
 		s.deps.Logger.ErrorContext(c.Request().Context(), name+" export failed mid-stream", "error", err.Error())
 		return nil
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -105,4 +106,26 @@ func TestStalledExportsHoldNoConnection(t *testing.T) {
 	require.NoError(t, err, "a turn while two exports stall")
 	defer resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
+}
+
+// A client that leaves in the middle of an export is no server error (logged at debug level).
+func TestExportClientLeavingIsNotAnError(t *testing.T) {
+	t.Parallel()
+	logs := newLogRecords()
+	b := setup(t, options{corpus: true, logger: slog.New(logs)})
+	for _, q := range []string{"smoke alarms", "floods", "earthquake safety", "power outage", "first aid for burns"} {
+		b.ask(t, "", q) // citations enough to fill a write buffer
+	}
+	gone := make(chan struct{})
+	close(gone)
+	for _, path := range []string{"/v1/citations?format=csv", "/v1/citations?format=jsonl"} {
+		w := &stalledWriter{header: http.Header{}, wrote: make(chan struct{}), release: gone}
+		b.srv.Config.Handler.ServeHTTP(w, httptest.NewRequestWithContext(b.ctx, "GET", path, nil))
+		select {
+		case <-w.wrote:
+		default:
+			t.Fatalf("%s: the export never wrote", path)
+		}
+	}
+	require.Empty(t, logs.errors())
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"maps"
+	"math"
 	"mime"
 	"mime/multipart"
 	"net/http"
@@ -338,6 +339,18 @@ func DecodeBaseline(raw []byte) (map[string]float64, error) {
 	var req struct {
 		Distribution map[string]float64 `json:"distribution"`
 	}
-	err := Decode(raw, &req)
-	return req.Distribution, err
+	if err := Decode(raw, &req); err != nil {
+		return nil, err
+	}
+	// Each share is finite (JSON has no infinity), but their sum may not be: the drift monitor
+	// divides by it, and a baseline of {"TASK": 1e308, "GENERAL": 1e308} made the tenant's
+	// divergence NaN for good (GET /v1/admin/drift a 500, drift never detected).
+	var sum float64
+	for _, v := range req.Distribution {
+		sum += math.Abs(v)
+	}
+	if math.IsInf(sum, 0) {
+		return nil, ragd.Invalidf("distribution", "the shares add up to more than a float64 holds; give them as fractions")
+	}
+	return req.Distribution, nil
 }

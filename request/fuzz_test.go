@@ -138,7 +138,8 @@ func FuzzKey(f *testing.F) {
 }
 
 func FuzzBaseline(f *testing.F) {
-	fuzzBody(f, DecodeBaseline, `{"distribution":{"TASK":0.5,"GENERAL":0.5}}`, `{"distribution":{"\u0000":1}}`)
+	fuzzBody(f, DecodeBaseline, `{"distribution":{"TASK":0.5,"GENERAL":0.5}}`, `{"distribution":{"\u0000":1}}`,
+		`{"distribution":{"TASK":1e308,"GENERAL":1e308}}`)
 }
 
 // FuzzUpload sends arbitrary multipart bodies through the upload decoder.

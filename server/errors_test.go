@@ -22,6 +22,7 @@ import (
 	"github.com/ragd/ragd"
 	"github.com/ragd/ragd/ask"
 	"github.com/ragd/ragd/llm"
+	"github.com/ragd/ragd/mode"
 	"github.com/ragd/ragd/redact"
 	"github.com/ragd/ragd/server"
 )
@@ -396,4 +397,19 @@ func TestRefusedFetchIsLogged(t *testing.T) {
 	require.Contains(t, found, "url=http://127.0.0.1:1/admin", "logged, without the URL's password")
 	require.Contains(t, strings.Join(found, " "), "refused by the ingest policy")
 	require.NotContains(t, strings.Join(found, " "), "secret")
+}
+
+// A drift baseline whose shares add up past a float64 is a 400 naming distribution: stored, it
+// made the tenant's divergence NaN for good (every GET /v1/admin/drift a 500).
+func TestDriftBaselineMustAddUpToANumber(t *testing.T) {
+	t.Parallel()
+	drift, err := mode.NewDrift(mode.DefaultDriftConfig())
+	require.NoError(t, err)
+	b := setup(t, options{corpus: true, monitors: ask.Monitors{Drift: drift}})
+	resp, body := b.do(t, "PUT", "/v1/admin/drift/baseline", map[string]any{"distribution": map[string]float64{"TASK": 1e308, "GENERAL": 1e308}})
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode, "%s", body)
+	require.Contains(t, string(body), "distribution: ")
+	b.ask(t, "", "how do smoke alarms work")
+	resp, body = b.do(t, "GET", "/v1/admin/drift", nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
 }

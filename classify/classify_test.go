@@ -217,6 +217,24 @@ func TestFeaturizeNormalisesBlocks(t *testing.T) {
 	}
 }
 
+func TestSharedContextsChangeNoFeature(t *testing.T) {
+	t.Parallel()
+	a, b := DefaultOptions(), DefaultOptions()
+	b.HashBits, b.ContextWeight = 12, 0.3 // another model reading the same inputs
+	var shared Contexts
+	sentence := "don't log the token, and keep the data in the EU, and rotate the key"
+	for _, clause := range []string{"don't log the token", "keep the data in the EU", "rotate the key"} {
+		for _, opts := range []Options{a, b} {
+			in := Input{Text: clause, Context: map[string]string{"s": sentence, "prev": "which key?"}}
+			want, _ := featurize(in, opts)
+			in.Contexts = &shared
+			got, _ := featurize(in, opts)
+			require.Equal(t, want, got, "%q with options %+v", clause, opts)
+		}
+	}
+	require.Len(t, shared.blocks, 4, "one block per context text and options")
+}
+
 func TestFoldsStratifiedAndDisjoint(t *testing.T) {
 	t.Parallel()
 	var labels []string

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -25,6 +26,45 @@ type Input struct {
 	// Extra holds named features the caller computes, such as "overlap_history": 0.4. They are
 	// used as they are, so callers should keep them roughly within [0, 1] like the text part.
 	Extra map[string]float64
+	// Contexts, when set, keeps the featurised context blocks for the other inputs that share
+	// it: the clauses of one sentence all carry the sentence as context, and featurising it once
+	// per clause made a long sentence of many clauses quadratic.
+	Contexts *Contexts
+}
+
+// Contexts keeps featurised context blocks by text, for inputs that share a context. The zero
+// value is ready; it is safe for concurrent use.
+type Contexts struct {
+	mu     sync.Mutex
+	blocks map[contextKey][]feature
+}
+
+type contextKey struct {
+	name, text string
+	hashBits   int
+	weight     float64
+}
+
+// appendBlock appends the block of context text under name, as featurize would, working it out
+// once per text and options when c is not nil.
+func (c *Contexts) appendBlock(out []feature, h hasher, name, text string, opts Options) []feature {
+	if c == nil {
+		return appendBlock(out, wordCounts(h, name, Tokenize(text)), opts.ContextWeight)
+	}
+	k := contextKey{name, text, opts.HashBits, opts.ContextWeight}
+	c.mu.Lock()
+	block, ok := c.blocks[k]
+	c.mu.Unlock()
+	if !ok {
+		block = appendBlock(nil, wordCounts(h, name, Tokenize(text)), opts.ContextWeight)
+		c.mu.Lock()
+		if c.blocks == nil {
+			c.blocks = map[contextKey][]feature{}
+		}
+		c.blocks[k] = block
+		c.mu.Unlock()
+	}
+	return append(out, block...)
 }
 
 // feature is one hashed text feature after weighting.
@@ -149,7 +189,7 @@ func featurize(in Input, opts Options) (sparse []feature, dense []float64) {
 	}
 	sort.Strings(names) // map order is random; float sums are not associative
 	for _, name := range names {
-		out = appendBlock(out, wordCounts(h, name, Tokenize(in.Context[name])), opts.ContextWeight)
+		out = in.Contexts.appendBlock(out, h, name, in.Context[name], opts)
 	}
 	return merge(out), wordVectors(tokens, opts)
 }

@@ -40,6 +40,10 @@ type message struct {
 	named     map[memoKey]uint64 // the safety concepts a text names (re nil), as conceptIndex finds them
 	// scanned holds each text the cues ask about, scanned once for what all patterns need.
 	scanned map[memoKey]*classify.Scanned // re nil
+	// sentences and contexts keep each sentence normalised and as the models' features: all the
+	// clauses of a sentence share them, and working them out per clause was quadratic.
+	sentences map[segment]string
+	contexts  *classify.Contexts
 }
 
 type memoKey struct {
@@ -53,7 +57,8 @@ type memoKey struct {
 func newMessage(msg string, debugging float64) *message {
 	norm := normalise(msg)
 	return &message{resolved: resolvedRe.MatchString(norm), progress: progressRe.MatchString(norm),
-		debugging: debugging, memo: map[memoKey]bool{}, named: map[memoKey]uint64{}, scanned: map[memoKey]*classify.Scanned{}}
+		debugging: debugging, memo: map[memoKey]bool{}, named: map[memoKey]uint64{}, scanned: map[memoKey]*classify.Scanned{},
+		sentences: map[segment]string{}, contexts: &classify.Contexts{}}
 }
 
 // FailureThreshold is the P(DEBUGGING) from which a message reports a current failure (the
@@ -69,7 +74,12 @@ func newView(msg string, c clause, m *message) *view {
 	v.texts[plainT] = plain(v.texts[text])
 	v.texts[lead] = filler.ReplaceAllString(v.texts[text], "")
 	v.texts[plainL] = filler.ReplaceAllString(v.texts[plainT], "")
-	v.texts[sentence] = normalise(msg[c.Sentence.Start:c.Sentence.End])
+	s, ok := m.sentences[c.Sentence]
+	if !ok {
+		s = normalise(msg[c.Sentence.Start:c.Sentence.End])
+		m.sentences[c.Sentence] = s
+	}
+	v.texts[sentence] = s
 	v.texts[line] = msg[c.Line.Start:c.Line.End]
 	return v
 }

@@ -1,6 +1,7 @@
 package invariant
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -213,6 +214,9 @@ func BenchmarkDetect(b *testing.B) {
 		// 8 KB of pasted log, the most a message may hold.
 		{"log", strings.Repeat("2024-05-02T10:00:00Z worker-3 INFO processed batch 17 in 412ms, 512 chunks\n", 100) +
 			"2024-05-02T10:00:01Z worker-3 ERROR OOMKilled (exit 137)"},
+		// Reference phrases repeated up to 8 KB: one long sentence of many clauses.
+		{"phrases2k", phrases(2 << 10)},
+		{"phrases8k", phrases(8 << 10)},
 	}, messages...) {
 		b.Run(bc.name, func(b *testing.B) {
 			for b.Loop() {
@@ -220,6 +224,30 @@ func BenchmarkDetect(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestLongSentenceCostsLinearWork checks that Detect's work grows with a message's length, not
+// its square, on one long sentence of many clauses: each clause carries its sentence as context,
+// and featurising it once per clause cost 1.2 s of CPU for 8 KB (the message cap). Work is
+// counted in bytes allocated, which the quadratic step showed as plainly as time: 4x the text
+// allocated 16x as much.
+func TestLongSentenceCostsLinearWork(t *testing.T) {
+	Detect(phrases(64)) // load the models first
+	allocated := func(msg string) uint64 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		Detect(msg)
+		runtime.ReadMemStats(&after)
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	small, large := allocated(phrases(2<<10)), allocated(phrases(8<<10))
+	t.Logf("2 KB: %d bytes allocated, 8 KB: %d", small, large)
+	require.Less(t, large, 6*small, "4x the text may cost about 4x the work, not 16x")
+}
+
+// phrases is n bytes of "the second one and the first one " repeated.
+func phrases(n int) string {
+	return strings.Repeat("the second one and the first one ", n/33+1)[:n]
 }
 
 func TestClauses(t *testing.T) {

@@ -160,6 +160,7 @@ func clauseInput(v *view, x []float64) classify.Input {
 	in := classify.Input{Text: v.texts[plainT], Extra: extra}
 	if v.c.Sentence != v.c.segment {
 		in.Context = map[string]string{"s": v.texts[sentence]}
+		in.Contexts = v.msg.contexts
 	}
 	return in
 }

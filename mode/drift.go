@@ -49,6 +49,11 @@ func (b Baseline) Validate() error {
 	if sum <= 0 {
 		return errors.New("the shares must not all be 0")
 	}
+	// Each share may be finite and their sum not: the monitor divides by it, and a baseline of
+	// TASK=1e308,GENERAL=1e308 made the tenant's divergence NaN for good.
+	if math.IsInf(sum, 0) {
+		return errors.New("the shares add up to more than a float64 holds; give them as fractions")
+	}
 	return nil
 }
 

@@ -171,6 +171,23 @@ func TestDriftSetBaseline(t *testing.T) {
 	require.Error(t, err)
 }
 
+// Shares that are each finite but add up past a float64 are refused: set, they made the tenant's
+// divergence NaN for good.
+func TestDriftBaselineMustAddUpToANumber(t *testing.T) {
+	t.Parallel()
+	_, err := ParseBaseline("TASK=1e308,GENERAL=1e308")
+	require.ErrorContains(t, err, "add up to more than a float64 holds")
+	d := newTestDrift(t, newClock(), &recorder{}, nil)
+	require.Error(t, d.SetBaseline("acme", Baseline{Distribution: map[Mode]float64{Task: 1e308, General: 1e308}}))
+	_, ok := d.Baseline("acme")
+	require.False(t, ok, "refused, so nothing set")
+	_, err = NewDrift(DriftConfig{Window: time.Hour, Reference: time.Hour, MinObservations: 1, Smoothing: 1,
+		Baselines: map[string]Baseline{"acme": {Distribution: map[Mode]float64{Task: 1e308, General: 1e308}}}})
+	require.Error(t, err)
+	_, err = ParseBaseline("TASK=1e307,GENERAL=1e307")
+	require.NoError(t, err, "large shares that add up to a number are a distribution")
+}
+
 func TestDriftKL(t *testing.T) {
 	t.Parallel()
 	c := newClock()

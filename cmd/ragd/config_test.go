@@ -1,14 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
+	"math"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/alecthomas/kong"
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ragd/ragd/ask"
@@ -82,6 +85,7 @@ func TestConfigRefusesBadSettings(t *testing.T) {
 		{[]string{"version", "--drift-min-turns", "0"}, nil, "--drift-min-turns must be at least 1"},
 		{[]string{"version", "--drift-baseline", "TASK:1"}, nil, "--drift-baseline: "},
 		{[]string{"version", "--drift-baseline", "CHAT=1"}, nil, `--drift-baseline: unknown mode "CHAT"`},
+		{[]string{"version", "--drift-baseline", "TASK=1e308,GENERAL=1e308"}, nil, "--drift-baseline: the shares add up to more than a float64 holds"},
 		{[]string{"version", "--drift-baseline", "TASK=often"}, nil, `--drift-baseline: "TASK=often": strconv.ParseFloat: parsing "often": invalid syntax; want observed, or MODE=share pairs such as TASK=0.3,LEARNING=0.4,GENERAL=0.3 (modes: TASK, EXPLORATION, DEBUGGING, LEARNING, GENERAL)`},
 		{[]string{"version"}, map[string]string{"RAGD_DRIFT_BASELINE": "CHAT=1"}, `--drift-baseline (from envar RAGD_DRIFT_BASELINE): unknown mode "CHAT"; want observed, or MODE=share pairs`},
 		{[]string{"version", "--error-factor", "0.5"}, nil, "--error-factor must be at least 1"},
@@ -316,6 +320,37 @@ func TestPprofListensOnLoopbackOnly(t *testing.T) {
 	for _, bad := range []string{"0.0.0.0:6060", ":6060", "10.0.0.1:6060", "example.com:6060", "6060"} {
 		require.Error(t, loopback(bad), bad)
 	}
+}
+
+// A saved drift baseline whose shares add up past a float64 (PUT once accepted it) is left out
+// with a warning, so that serve starts and the tenant's drift is a number; the others are read.
+func TestSavedBaselineThatIsNoDistributionIsIgnored(t *testing.T) {
+	bad, good := uuid.New(), uuid.New()
+	var logs bytes.Buffer
+	got, err := savedBaselines(map[uuid.UUID][]byte{
+		bad:  []byte(`{"distribution":{"TASK":1e308,"GENERAL":1e308},"source":"set"}`),
+		good: []byte(`{"distribution":{"TASK":0.5,"GENERAL":0.5},"source":"set"}`),
+	}, slog.New(slog.NewTextHandler(&logs, nil)))
+	require.NoError(t, err)
+	require.NotContains(t, got, bad.String())
+	require.Contains(t, got, good.String())
+	require.Contains(t, logs.String(), "saved drift baseline ignored")
+	require.Contains(t, logs.String(), bad.String())
+
+	cfg := mode.DefaultDriftConfig()
+	cfg.Baselines, cfg.MinObservations, cfg.Reference = got, 1, time.Nanosecond
+	d, err := mode.NewDrift(cfg)
+	require.NoError(t, err, "serve starts")
+	for range 3 {
+		kl, _, _ := d.Observe(bad.String(), mode.Task)
+		require.False(t, math.IsNaN(kl))
+	}
+	b, ok := d.Baseline(bad.String())
+	require.True(t, ok, "the tenant observed a new baseline")
+	require.Equal(t, mode.BaselineObserved, b.Source)
+
+	_, err = savedBaselines(map[uuid.UUID][]byte{bad: []byte(`{`)}, slog.New(slog.NewTextHandler(&logs, nil)))
+	require.Error(t, err, "a row that is not JSON is still an error")
 }
 
 // The guardrail flags set the monitors' settings, 0 included.

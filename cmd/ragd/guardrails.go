@@ -124,6 +124,29 @@ func (c *Config) validateGuardrails() []error {
 	return errs
 }
 
+// savedBaselines reads the drift baselines the store kept, by tenant. One that is no distribution
+// (shares adding up past a float64, which PUT /v1/admin/drift/baseline once accepted) is left
+// out with a warning: judged against, it made the tenant's divergence NaN and GET
+// /v1/admin/drift a 500; refusing to start would take every tenant down for one's row, and
+// scaling it would guess. The tenant observes a new reference period, whose baseline replaces
+// the row, or its admin sets one.
+func savedBaselines(raw map[uuid.UUID][]byte, logger *slog.Logger) (map[string]mode.Baseline, error) {
+	persisted := map[string]mode.Baseline{}
+	for tenant, b := range raw {
+		var mb mode.Baseline
+		if err := json.Unmarshal(b, &mb); err != nil {
+			return nil, fmt.Errorf("reading the saved drift baseline of tenant %s: %w", tenant, err)
+		}
+		if err := mb.Validate(); err != nil {
+			logger.Warn("saved drift baseline ignored: the tenant observes a new one", slog.String("tenant", tenant.String()),
+				slog.String("error", err.Error()))
+			continue
+		}
+		persisted[tenant.String()] = mb
+	}
+	return persisted, nil
+}
+
 // monitors builds the guardrails of a serving pipeline: drift (with the baselines the store
 // kept, saving new ones there), low confidence, the feedback error rate (seeded with the
 // feedback of its reference window, so a restart forgets nothing) and the experiment's guard.
@@ -133,13 +156,9 @@ func (a *app) monitors(ctx context.Context) (ask.Monitors, error) {
 	if err != nil {
 		return ask.Monitors{}, err
 	}
-	persisted := map[string]mode.Baseline{}
-	for tenant, b := range raw {
-		var mb mode.Baseline
-		if err := json.Unmarshal(b, &mb); err != nil {
-			return ask.Monitors{}, fmt.Errorf("reading the saved drift baseline of tenant %s: %w", tenant, err)
-		}
-		persisted[tenant.String()] = mb
+	persisted, err := savedBaselines(raw, a.logger)
+	if err != nil {
+		return ask.Monitors{}, err
 	}
 	// A tenant's observed or set baseline is saved as that tenant's row; a baseline for every
 	// tenant (mode.Any) is --drift-baseline's, not saved.

@@ -35,6 +35,9 @@ type Ask struct {
 	Pins   []uuid.UUID `json:"pins"`
 }
 
+// MaxModeHintBytes bounds mode_hint (and intent, its old name).
+const MaxModeHintBytes = 64
+
 // DecodeAsk decodes an /v1/ask body. The hint returned is the mode hint from either of its
 // names. The message itself is the pipeline's to check (its limits are the pipeline's).
 func DecodeAsk(raw []byte) (a Ask, hint string, err error) {
@@ -45,6 +48,12 @@ func DecodeAsk(raw []byte) (a Ask, hint string, err error) {
 	// every turn of a UI that never stored the id it got back, losing the conversation quietly.
 	if a.ConversationID != nil && *a.ConversationID == uuid.Nil {
 		return a, "", ragd.Invalidf("conversation_id", "is the nil UUID, which names no conversation: omit it (or send null) to start one")
+	}
+	// The hints are words; a megabyte of one was accepted and ignored.
+	for _, f := range [...]struct{ name, v string }{{"mode_hint", a.ModeHint}, {"intent", a.Intent}} {
+		if len(f.v) > MaxModeHintBytes {
+			return a, "", ragd.Invalidf(f.name, "is %d bytes, over the %d-byte limit (a hint is a word: task, debug, explore, learn, general)", len(f.v), MaxModeHintBytes)
+		}
 	}
 	switch {
 	case a.Intent == "":

@@ -45,6 +45,25 @@ func TestBadIDNamesItsField(t *testing.T) {
 	}
 }
 
+// mode_hint, and intent its old name, are words: over 64 bytes is a 400 naming the field given
+// (a megabyte of one was accepted and ignored).
+func TestModeHintIsBounded(t *testing.T) {
+	long := strings.Repeat("d", MaxModeHintBytes+1)
+	for field, body := range map[string]string{
+		"mode_hint": `{"message":"x","mode_hint":"` + long + `"}`,
+		"intent":    `{"message":"x","intent":"` + long + `"}`,
+	} {
+		var in *ragd.InputError
+		if err := askErr([]byte(body)); !errors.As(err, &in) || in.Field != field || !strings.Contains(err.Error(), "64-byte limit") {
+			t.Errorf("%s over the limit: got %v, want an input error of field %s", field, err, field)
+		}
+	}
+	_, hint, err := DecodeAsk([]byte(`{"message":"x","mode_hint":"` + long[1:] + `"}`))
+	if err != nil || hint != long[1:] {
+		t.Errorf("a hint of %d bytes: got %q, %v", MaxModeHintBytes, hint, err)
+	}
+}
+
 func askErr(raw []byte) error {
 	_, _, err := DecodeAsk(raw)
 	return err

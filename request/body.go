@@ -47,12 +47,12 @@ func DecodeAsk(raw []byte) (a Ask, hint string, err error) {
 	// The pipeline reads the nil UUID as "no conversation": sent, it would start a new one at
 	// every turn of a UI that never stored the id it got back, losing the conversation quietly.
 	if a.ConversationID != nil && *a.ConversationID == uuid.Nil {
-		return a, "", ragd.Invalidf("conversation_id", "is the nil UUID, which names no conversation: omit it (or send null) to start one")
+		return a, "", invalidf("conversation_id", "is the nil UUID, which names no conversation: omit it (or send null) to start one")
 	}
 	// The hints are words; a megabyte of one was accepted and ignored.
 	for _, f := range [...]struct{ name, v string }{{"mode_hint", a.ModeHint}, {"intent", a.Intent}} {
 		if len(f.v) > MaxModeHintBytes {
-			return a, "", ragd.Invalidf(f.name, "is %d bytes, over the %d-byte limit (a hint is a word: task, debug, explore, learn, general)", len(f.v), MaxModeHintBytes)
+			return a, "", invalidf(f.name, "is %d bytes, over the %d-byte limit (a hint is a word: task, debug, explore, learn, general)", len(f.v), MaxModeHintBytes)
 		}
 	}
 	switch {
@@ -61,7 +61,7 @@ func DecodeAsk(raw []byte) (a Ask, hint string, err error) {
 	case a.ModeHint == "" || a.ModeHint == a.Intent:
 		return a, a.Intent, nil
 	}
-	return a, "", ragd.Invalidf("intent", "is the deprecated name of mode_hint; send mode_hint alone")
+	return a, "", invalidf("intent", "is the deprecated name of mode_hint; send mode_hint alone")
 }
 
 // Header names of idempotent retries: the key a client sends to make /v1/ask safe to retry, and
@@ -81,11 +81,11 @@ func Idempotency(h http.Header, a Ask, hint string) (*ragd.Idempotency, error) {
 		return nil, nil
 	}
 	if len(key) != 1 || key[0] == "" || len(key[0]) > maxIdempotencyKey {
-		return nil, ragd.Invalidf(HeaderIdempotencyKey, "must be one value of 1 to %d characters", maxIdempotencyKey)
+		return nil, invalidf(HeaderIdempotencyKey, "must be one value of 1 to %d characters", maxIdempotencyKey)
 	}
 	for _, r := range key[0] {
 		if r < 0x21 || r > 0x7e {
-			return nil, ragd.Invalidf(HeaderIdempotencyKey, "must be printable ASCII without spaces")
+			return nil, invalidf(HeaderIdempotencyKey, "must be printable ASCII without spaces")
 		}
 	}
 	canon, err := json.Marshal(struct {
@@ -136,11 +136,11 @@ func DecodeDocument(raw []byte) (Document, error) {
 	}
 	switch {
 	case req.URL != "" && req.Text != "":
-		return Document{}, ragd.Invalidf("body", "give text or url, not both")
+		return Document{}, invalidf("body", "give text or url, not both")
 	case req.URL != "":
 		return Document{URL: req.URL}, nil
 	case strings.TrimSpace(req.Text) == "":
-		return Document{}, ragd.Invalidf("text", "is empty (or give a url)")
+		return Document{}, invalidf("text", "is empty (or give a url)")
 	}
 	if n := utf8.RuneCountInString(req.Title); n > ragd.MaxTitleRunes {
 		return Document{}, ragd.Invalidf("title", "is %d characters, over the %d-character limit", n, ragd.MaxTitleRunes)
@@ -151,7 +151,7 @@ func DecodeDocument(raw []byte) (Document, error) {
 	}
 	ext, ok := formatExt[format]
 	if !ok || format == "pdf" {
-		return Document{}, ragd.Invalidf("format", "%q: want markdown, text or html (upload PDFs as files)", format)
+		return Document{}, invalidf("format", "%q: want markdown, text or html (upload PDFs as files)", format)
 	}
 	return Document{Key: req.Source, Name: "document" + ext, Title: req.Title, Data: []byte(req.Text)}, nil
 }
@@ -182,7 +182,7 @@ func upload(w http.ResponseWriter, r *http.Request, limit int64) (Document, erro
 		if errors.As(err, &mbe) {
 			return Document{}, err
 		}
-		return Document{}, ragd.Invalidf("file", "multipart upload needs a file field: %v", err)
+		return Document{}, invalidf("file", "multipart upload needs a file field: %v", err)
 	}
 	defer f.Close()
 	if err := uploadFields(r.MultipartForm); err != nil {
@@ -196,11 +196,11 @@ func upload(w http.ResponseWriter, r *http.Request, limit int64) (Document, erro
 		}
 	}
 	if err := Text("file", fh.Filename); err != nil {
-		return Document{}, ragd.Invalidf("file", "its file name is not valid UTF-8 or holds a NUL character")
+		return Document{}, invalidf("file", "its file name is not valid UTF-8 or holds a NUL character")
 	}
 	contentType := fh.Header.Get("Content-Type")
 	if err := Text("file", contentType); err != nil {
-		return Document{}, ragd.Invalidf("file", "its Content-Type is not valid UTF-8 or holds a NUL character")
+		return Document{}, invalidf("file", "its Content-Type is not valid UTF-8 or holds a NUL character")
 	}
 	if err := sourceKey(r.FormValue("source")); err != nil {
 		return Document{}, err
@@ -232,11 +232,11 @@ func uploadFields(form *multipart.Form) error {
 		n := len(form.Value[name]) + len(form.File[name])
 		switch {
 		case name == "source" && len(form.File[name]) > 0:
-			return ragd.Invalidf(name, "must be a text field, not a file")
+			return invalidf(name, "must be a text field, not a file")
 		case name != "file" && name != "source":
-			return ragd.Invalidf(name, "is not a field of an upload (it reads file and source)")
+			return invalidf(name, "is not a field of an upload (it reads file and source)")
 		case n > 1:
-			return ragd.Invalidf(name, "is given %d times", n)
+			return invalidf(name, "is given %d times", n)
 		}
 	}
 	return nil
@@ -257,15 +257,15 @@ func DecodeReply(raw []byte, maxBytes int) (content string, msg uuid.UUID, err e
 	content = strings.TrimSpace(req.Content)
 	switch {
 	case content == "":
-		return "", uuid.Nil, ragd.Invalidf("content", "is empty")
+		return "", uuid.Nil, invalidf("content", "is empty")
 	case len(content) > maxBytes:
-		return "", uuid.Nil, ragd.Invalidf("content", "is %d bytes, over the %d-byte limit", len(content), maxBytes)
+		return "", uuid.Nil, invalidf("content", "is %d bytes, over the %d-byte limit", len(content), maxBytes)
 	case !utf8.ValidString(content):
-		return "", uuid.Nil, ragd.Invalidf("content", "is not valid UTF-8")
+		return "", uuid.Nil, invalidf("content", "is not valid UTF-8")
 	}
 	if req.MessageID != nil {
 		if *req.MessageID == uuid.Nil {
-			return "", uuid.Nil, ragd.Invalidf("message_id", "is the nil UUID, which names no message: omit it (or send null) for the latest turn")
+			return "", uuid.Nil, invalidf("message_id", "is the nil UUID, which names no message: omit it (or send null) for the latest turn")
 		}
 		msg = *req.MessageID
 	}
@@ -284,16 +284,16 @@ func DecodeRename(raw []byte) (string, error) {
 		return "", err
 	}
 	if req.Title == nil {
-		return "", ragd.Invalidf("title", "is missing (send \"\" to clear it)")
+		return "", invalidf("title", "is missing (send \"\" to clear it)")
 	}
 	title := strings.TrimSpace(*req.Title)
 	switch {
 	case !utf8.ValidString(title):
-		return "", ragd.Invalidf("title", "is not valid UTF-8")
+		return "", invalidf("title", "is not valid UTF-8")
 	case utf8.RuneCountInString(title) > MaxTitleChars:
-		return "", ragd.Invalidf("title", "is over %d characters", MaxTitleChars)
+		return "", invalidf("title", "is over %d characters", MaxTitleChars)
 	case strings.ContainsFunc(title, unicode.IsControl):
-		return "", ragd.Invalidf("title", "holds control characters (a title is one line)")
+		return "", invalidf("title", "holds control characters (a title is one line)")
 	}
 	return title, nil
 }
@@ -320,13 +320,13 @@ func DecodeFeedback(raw []byte) (Feedback, error) {
 	req.Reason = strings.TrimSpace(req.Reason)
 	switch {
 	case req.Rating != ragd.RatingUp && req.Rating != ragd.RatingDown:
-		return req, ragd.Invalidf("rating", "must be up or down, got %q", req.Rating)
+		return req, invalidf("rating", "must be up or down, got %q", req.Rating)
 	case len(req.Reason) > MaxReasonBytes:
-		return req, ragd.Invalidf("reason", "is %d bytes, over the %d-byte limit", len(req.Reason), MaxReasonBytes)
+		return req, invalidf("reason", "is %d bytes, over the %d-byte limit", len(req.Reason), MaxReasonBytes)
 	case !utf8.ValidString(req.Reason):
-		return req, ragd.Invalidf("reason", "is not valid UTF-8")
+		return req, invalidf("reason", "is not valid UTF-8")
 	case len(req.Sources) > maxSourceFlags:
-		return req, ragd.Invalidf("sources", "has %d flags, at most %d", len(req.Sources), maxSourceFlags)
+		return req, invalidf("sources", "has %d flags, at most %d", len(req.Sources), maxSourceFlags)
 	}
 	return req, nil
 }

@@ -3,6 +3,7 @@ package request
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
@@ -61,6 +62,34 @@ func TestModeHintIsBounded(t *testing.T) {
 	_, hint, err := DecodeAsk([]byte(`{"message":"x","mode_hint":"` + long[1:] + `"}`))
 	if err != nil || hint != long[1:] {
 		t.Errorf("a hint of %d bytes: got %q, %v", MaxModeHintBytes, hint, err)
+	}
+}
+
+// An error repeats at most a few hundred bytes of the request: a deeply nested body holding a
+// NUL echoed its whole path (a 1.5 MB error for a 0.5 MB body), an unknown field its whole name.
+func TestErrorsEchoLittleOfTheBody(t *testing.T) {
+	const depth = 150_000
+	nested := strings.Repeat("[", depth) + `"\u0000"` + strings.Repeat("]", depth)
+	for name, body := range map[string]string{
+		"nested NUL":    `{"pins":` + nested + `}`,
+		"unknown field": `{"message":"x","` + strings.Repeat("f", 500_000) + `":1}`,
+		"long format":   `{"text":"t","format":"` + strings.Repeat("p", 500_000) + `"}`,
+	} {
+		decode := askErr
+		if name == "long format" {
+			decode = func(raw []byte) error { _, err := DecodeDocument(raw); return err }
+		}
+		err := decode([]byte(body))
+		var in *ragd.InputError
+		if !errors.As(err, &in) || len(err.Error()) > 1000 {
+			t.Errorf("%s: got an error of %d bytes (%.80v), want an input error under 1000", name, len(fmt.Sprint(err)), err)
+			continue
+		}
+		t.Logf("%s: %s", name, err)
+	}
+	var in *ragd.InputError
+	if err := askErr([]byte(`{"pins":` + nested + `}`)); errors.As(err, &in) && !strings.HasPrefix(in.Field, "pins[0][0][0]") {
+		t.Errorf("the cut path still starts as the field's: %q", in.Field)
 	}
 }
 

@@ -32,7 +32,7 @@ func encodeCursor(at time.Time, id uuid.UUID) string {
 }
 
 func decodeCursor(s string) (*ragd.Keyset, error) {
-	bad := ragd.Invalidf("cursor", "%q is not a cursor this server gave", s)
+	bad := invalidf("cursor", "%q is not a cursor this server gave", s)
 	raw, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil {
 		return nil, bad
@@ -60,11 +60,11 @@ func Only(q url.Values, names ...string) error {
 	for _, k := range keys {
 		switch {
 		case len(names) == 0:
-			return ragd.Invalidf(k, "is not a parameter of this route (it reads none)")
+			return invalidf(k, "is not a parameter of this route (it reads none)")
 		case !slices.Contains(names, k):
-			return ragd.Invalidf(k, "is not a parameter of this route (it reads %s)", strings.Join(names, ", "))
+			return invalidf(k, "is not a parameter of this route (it reads %s)", strings.Join(names, ", "))
 		case len(q[k]) > 1:
-			return ragd.Invalidf(k, "is given %d times", len(q[k]))
+			return invalidf(k, "is given %d times", len(q[k]))
 		}
 	}
 	return nil
@@ -77,7 +77,7 @@ func Page(q url.Values) (ragd.Page, int, error) {
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > maxPage {
-			return ragd.Page{}, 0, ragd.Invalidf("limit", "must be 1..%d", maxPage)
+			return ragd.Page{}, 0, invalidf("limit", "must be 1..%d", maxPage)
 		}
 		limit = n
 	}
@@ -109,7 +109,7 @@ const maxQueryBytes = 256
 func DocumentQuery(q url.Values) (string, error) {
 	s := q.Get("q")
 	if len(s) > maxQueryBytes {
-		return "", ragd.Invalidf("q", "must be at most %d bytes", maxQueryBytes)
+		return "", invalidf("q", "must be at most %d bytes", maxQueryBytes)
 	}
 	// PostgreSQL's text refuses NUL: let through, it failed in the store instead of as bad input.
 	if err := Text("q", s); err != nil {
@@ -133,7 +133,7 @@ func exportLimit(q url.Values) (int, error) {
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 || n > maxExportPage {
-		return 0, ragd.Invalidf("limit", "must be 1..%d", maxExportPage)
+		return 0, invalidf("limit", "must be 1..%d", maxExportPage)
 	}
 	return n, nil
 }
@@ -146,7 +146,7 @@ func Citations(q url.Values) (ragd.CitationFilter, error) {
 		if v := q.Get(name); v != "" {
 			id, err := uuid.Parse(v)
 			if err != nil {
-				return f, ragd.Invalidf(name, "%q is not a UUID", v)
+				return f, invalidf(name, "%q is not a UUID", v)
 			}
 			*dst = id
 		}
@@ -158,7 +158,7 @@ func Citations(q url.Values) (ragd.CitationFilter, error) {
 	if v := q.Get("after"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 0 {
-			return f, ragd.Invalidf("after", "%q is not a citation id", v)
+			return f, invalidf("after", "%q is not a citation id", v)
 		}
 		f.AfterID = n
 	}
@@ -177,7 +177,7 @@ func FeedbackFilter(q url.Values) (ragd.FeedbackFilter, error) {
 	for name, dst := range map[string]*uuid.UUID{"conversation_id": &f.ConversationID, "after": &f.AfterID} {
 		if v := q.Get(name); v != "" {
 			if *dst, err = uuid.Parse(v); err != nil {
-				return f, ragd.Invalidf(name, "%q is not a UUID", v)
+				return f, invalidf(name, "%q is not a UUID", v)
 			}
 		}
 	}
@@ -191,13 +191,13 @@ func TimeRange(q url.Values) (from, to time.Time, err error) {
 		if v := q.Get(name); v != "" {
 			t, err := time.Parse(time.RFC3339, v)
 			if err != nil {
-				return from, to, ragd.Invalidf(name, "%q is not an RFC 3339 time (2026-01-02T15:04:05Z)", v)
+				return from, to, invalidf(name, "%q is not an RFC 3339 time (2026-01-02T15:04:05Z)", v)
 			}
 			*dst = t
 		}
 	}
 	if !from.IsZero() && !to.IsZero() && !from.Before(to) {
-		return from, to, ragd.Invalidf("from", "must be before to")
+		return from, to, invalidf("from", "must be before to")
 	}
 	return from, to, nil
 }
@@ -210,7 +210,7 @@ func ExportFormat(q url.Values, accept, what string) (string, error) {
 	if v := q.Get("format"); v != "" {
 		format, ok := exportFormats[v]
 		if !ok {
-			return "", ragd.Invalidf("format", "%q: want json, jsonl or csv", v)
+			return "", invalidf("format", "%q: want json, jsonl or csv", v)
 		}
 		return format, nil
 	}

@@ -71,13 +71,13 @@ func Decode(raw []byte, v any) error {
 			// A value's own decoder refused it (uuid's, for an id): encoding/json does not say
 			// which field held it.
 			if field := fieldOf(raw, v); field != "" {
-				return ragd.Invalidf(field, "%v", err)
+				return invalidf(field, "%v", err)
 			}
 		}
-		return ragd.Invalidf("body", "invalid JSON: %v", err)
+		return invalidf("body", "invalid JSON: %v", err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return ragd.Invalidf("body", "invalid JSON: more than one value")
+		return invalidf("body", "invalid JSON: more than one value")
 	}
 	return nil
 }
@@ -170,16 +170,16 @@ func checkJSONText(raw []byte) error {
 			if n > 0 && !stack[n-1].array && stack[n-1].isKey {
 				stack[n-1].key, stack[n-1].isKey = "", false
 				if !utf8.Valid(raw[start:end]) || strings.ContainsRune(t, 0) {
-					return ragd.Invalidf(path(), "a field name is not valid UTF-8 or holds a NUL character")
+					return invalidf(path(), "a field name is not valid UTF-8 or holds a NUL character")
 				}
 				stack[n-1].key = t
 				continue
 			}
 			if !utf8.Valid(raw[start:end]) {
-				return ragd.Invalidf(path(), "is not valid UTF-8")
+				return invalidf(path(), "is not valid UTF-8")
 			}
 			if strings.ContainsRune(t, 0) {
-				return ragd.Invalidf(path(), "holds a NUL character")
+				return invalidf(path(), "holds a NUL character")
 			}
 			advance()
 		default:
@@ -188,13 +188,43 @@ func checkJSONText(raw []byte) error {
 	}
 }
 
+// maxEcho bounds what an error repeats of a request: a field's path and each value it quotes.
+// A deeply nested body holding a NUL echoed its whole path, a 1.5 MB error for a 0.5 MB body.
+const maxEcho = 256
+
+// invalidf is ragd.Invalidf with the field and each string or error argument cut to maxEcho
+// bytes. Every error of this package that names a field is made by it.
+func invalidf(field, format string, args ...any) error {
+	for i, a := range args {
+		switch v := a.(type) {
+		case string:
+			args[i] = clip(v)
+		case error:
+			args[i] = clip(v.Error())
+		}
+	}
+	return ragd.Invalidf(clip(field), format, args...)
+}
+
+// clip cuts s to at most maxEcho bytes, on a rune boundary, saying how long it was.
+func clip(s string) string {
+	if len(s) <= maxEcho {
+		return s
+	}
+	cut := maxEcho
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "... (" + strconv.Itoa(len(s)) + " bytes)"
+}
+
 // Text refuses a form value that is not valid UTF-8 or holds a NUL, naming its field.
 func Text(field, s string) error {
 	switch {
 	case !utf8.ValidString(s):
-		return ragd.Invalidf(field, "is not valid UTF-8")
+		return invalidf(field, "is not valid UTF-8")
 	case strings.ContainsRune(s, 0):
-		return ragd.Invalidf(field, "holds a NUL character")
+		return invalidf(field, "holds a NUL character")
 	}
 	return nil
 }
@@ -203,7 +233,7 @@ func Text(field, s string) error {
 func ID(name, s string) (uuid.UUID, error) {
 	id, err := uuid.Parse(s)
 	if err != nil {
-		return uuid.Nil, ragd.Invalidf(name, "%q is not a UUID", s)
+		return uuid.Nil, invalidf(name, "%q is not a UUID", s)
 	}
 	return id, nil
 }

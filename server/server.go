@@ -174,6 +174,7 @@ func New(cfg Config, deps Deps) *Server {
 	}
 	deps.Registry.MustRegister(newMonitors(deps.Monitors), newIndexStats(deps.Index))
 	e.HTTPErrorHandler = s.problem
+	e.Pre(echo.WrapMiddleware(noSniff))
 	e.Use(s.observe)
 	if len(cfg.CORSOrigins) > 0 {
 		origins := make([]string, len(cfg.CORSOrigins))
@@ -259,7 +260,17 @@ func (s *Server) Handler() http.Handler { return s.echo }
 // Metrics serves the server's Prometheus metrics, for a listener apart from the API's
 // (Config.MetricsApart).
 func (s *Server) Metrics() http.Handler {
-	return promhttp.HandlerFor(s.deps.Registry, promhttp.HandlerOpts{})
+	return noSniff(promhttp.HandlerFor(s.deps.Registry, promhttp.HandlerOpts{}))
+}
+
+// noSniff has browsers take every response as its Content-Type says, as the page's files do
+// (package web): an error or export that repeats a client's text is never run as a page or
+// script. Set before routing, so 404s and 405s carry it too.
+func noSniff(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		next.ServeHTTP(w, r)
+	})
 }
 
 // Routes lists "METHOD /path" for every route of the API (not the page's files), for the

@@ -2,6 +2,7 @@ package request
 
 import (
 	"bytes"
+	"encoding/base64"
 	"errors"
 	"mime/multipart"
 	"net/http"
@@ -175,6 +176,12 @@ func FuzzQuery(f *testing.F) {
 	f.Add("conversation_id="+someID+"&from=2026-01-02T15:04:05Z&to=2026-01-03T00:00:00Z&after=7&limit=10&format=csv", "text/csv;q=0.5, */*;q=0.1", "x")
 	f.Add("q=%FF&limit=0&after=-1", "text/*", "")
 	f.Add("q=%00", "", "") // a NUL in a document search reached PostgreSQL
+	// Cursors with a time PostgreSQL would wrap (int64 microseconds at both ends, year 10000),
+	// or a keyset spelt otherwise than the server writes it, gave a page instead of a 400.
+	for _, raw := range []string{"9223372036854775807", "-9223372036854775808", "253402300800000000", "-62135596800000001", "+1700000000000000", "01700000000000000"} {
+		f.Add("cursor="+base64.RawURLEncoding.EncodeToString([]byte(raw+"."+someID)), "", "")
+	}
+	f.Add("cursor="+base64.RawURLEncoding.EncodeToString([]byte("1700000000000000.urn:uuid:"+someID)), "", "")
 	f.Fuzz(func(t *testing.T, rawQuery, accept, id string) {
 		q, _ := url.ParseQuery(rawQuery) // what it could parse, as Echo's QueryParams
 		check := func(what string, err error) {
@@ -186,6 +193,11 @@ func FuzzQuery(f *testing.F) {
 		check("page", err)
 		if err == nil && (limit < 1 || limit > maxPage || p.Limit != limit+1) {
 			t.Fatalf("page of %q: limit %d, %d rows asked", rawQuery, limit, p.Limit)
+		}
+		// A cursor taken is one the server could have given: the same spelling, a time in range.
+		if err == nil && p.After != nil && (encodeCursor(p.After.At, p.After.ID) != q.Get("cursor") ||
+			p.After.At.Before(minCursorTime) || p.After.At.After(maxCursorTime)) {
+			t.Fatalf("page of %q: cursor taken as %+v", rawQuery, *p.After)
 		}
 		s, err := DocumentQuery(q)
 		check("document query", err)

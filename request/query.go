@@ -31,6 +31,13 @@ func encodeCursor(at time.Time, id uuid.UUID) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(raw))
 }
 
+// A cursor's time lies within the years a row's time can have (and JSON can carry): PostgreSQL
+// and pgx take other int64 microseconds too, wrapped, so a forged one gave a wrong page.
+var (
+	minCursorTime = time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)
+	maxCursorTime = time.Date(9999, 12, 31, 23, 59, 59, 999999000, time.UTC)
+)
+
 func decodeCursor(s string) (*ragd.Keyset, error) {
 	bad := invalidf("cursor", "%q is not a cursor this server gave", s)
 	raw, err := base64.RawURLEncoding.DecodeString(s)
@@ -49,7 +56,16 @@ func decodeCursor(s string) (*ragd.Keyset, error) {
 	if err != nil {
 		return nil, bad
 	}
-	return &ragd.Keyset{At: time.UnixMicro(n).UTC(), ID: u}, nil
+	at := time.UnixMicro(n).UTC()
+	if at.Before(minCursorTime) || at.After(maxCursorTime) {
+		return nil, invalidf("cursor", "%q names a time out of range", s)
+	}
+	// Only the spelling this server writes: "+1", leading zeros, braces or "urn:uuid:" around
+	// the id, or other trailing bits of base64 decode to the same keyset under another name.
+	if encodeCursor(at, u) != s {
+		return nil, bad
+	}
+	return &ragd.Keyset{At: at, ID: u}, nil
 }
 
 // Only refuses a query parameter that is not among names (those the route reads) and one given

@@ -112,6 +112,8 @@ func TestConversationListRenameDelete(t *testing.T) {
 		{"GET", "/v1/conversations?limit=0", nil, 400, "limit"},
 		{"GET", "/v1/conversations?limit=101", nil, 400, "limit"},
 		{"GET", "/v1/conversations?cursor=bogus", nil, 400, "cursor"},
+		// int64's largest microseconds: pgx wrapped them into another time, and a wrong page.
+		{"GET", "/v1/conversations?cursor=OTIyMzM3MjAzNjg1NDc3NTgwNy4wMTkwZjViNC0wMDAwLTcwMDAtODAwMC0wMDAwMDAwMDAwMDA", nil, 400, "names a time out of range"},
 		{"PATCH", "/v1/conversations/" + ids[0], map[string]any{}, 400, "title: is missing"},
 		{"PATCH", "/v1/conversations/" + ids[0], map[string]any{"title": strings.Repeat("x", 201)}, 400, "over 200"},
 		{"PATCH", "/v1/conversations/" + ids[0], map[string]any{"title": "two\nlines"}, 400, "control"},

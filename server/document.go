@@ -22,28 +22,52 @@ import (
 //
 // An upload larger than Config.AsyncBytes is not worked on inside the request: it is queued as a
 // job and answered 202 with the job, whose Location the client polls.
+//
+// At most Config.IngestInRequest posts are read and worked on at once; one more is a 503 at
+// once, its body unread. The slot is let go before the answer is written, so a client that has
+// its answer may post again.
 func (s *Server) postDocument(c echo.Context) error {
-	src, err := s.documentSource(c)
+	status, out, err := func() (int, any, error) {
+		if s.ingesting != nil {
+			select {
+			case s.ingesting <- struct{}{}:
+				defer func() { <-s.ingesting }() // a panic too lets the slot go
+			default:
+				return 0, nil, fmt.Errorf("%w: %d documents are being ingested inside their requests (--ingest-in-request)",
+					ragd.ErrUnavailable, cap(s.ingesting))
+			}
+		}
+		return s.ingestPosted(c)
+	}()
 	if err != nil {
 		return err
+	}
+	return c.JSON(status, out)
+}
+
+// ingestPosted reads a posted document and ingests it, or queues it as a job.
+func (s *Server) ingestPosted(c echo.Context) (int, any, error) {
+	src, err := s.documentSource(c)
+	if err != nil {
+		return 0, nil, err
 	}
 	if s.cfg.AsyncBytes >= 0 && int64(len(src.Data)) > s.cfg.AsyncBytes {
 		who := ragd.PrincipalOf(c.Request().Context())
 		j, err := s.jobs.add(who, src)
 		if err != nil {
-			return err
+			return 0, nil, err
 		}
 		c.Response().Header().Set(echo.HeaderLocation, "/v1/jobs/"+j.ID.String())
 		state, _ := s.jobs.get(who.Tenant, j.ID)
-		return c.JSON(http.StatusAccepted, state)
+		return http.StatusAccepted, state, nil
 	}
 	ctx, cancel := context.WithTimeout(c.Request().Context(), s.cfg.IngestTimeout)
 	defer cancel()
 	res, err := s.ingest(ctx, src)
 	if err != nil {
-		return err
+		return 0, nil, err
 	}
-	return c.JSON(resultStatus(res), res)
+	return resultStatus(res), res, nil
 }
 
 // documentSource reads the document a request posts: its bytes, or the page of its URL.

@@ -67,6 +67,10 @@ type Config struct {
 	// IngestWorkers run upload jobs; IngestQueue is how many may wait (more is a 503).
 	IngestWorkers int
 	IngestQueue   int
+	// IngestInRequest is how many document posts (uploads and URL fetches) may be read and
+	// ingested inside their requests at once; more are a 503. Each may hold MaxUploadBytes, and
+	// more for JSON, before AsyncBytes decides whether it becomes a job. Negative: no bound.
+	IngestInRequest int
 	// IngestTimeout bounds the ingest of one upload, in its request or as a job.
 	IngestTimeout time.Duration
 	// Fetcher downloads documents posted by URL; nil fetches from public internet addresses only
@@ -122,6 +126,9 @@ func (c Config) WithDefaults() Config {
 	if c.IngestQueue == 0 {
 		c.IngestQueue = 4
 	}
+	if c.IngestInRequest == 0 {
+		c.IngestInRequest = 4
+	}
 	if c.IngestTimeout == 0 {
 		c.IngestTimeout = 10 * time.Minute
 	}
@@ -151,8 +158,11 @@ type Server struct {
 	metrics *metrics
 	streams streams
 	jobs    *jobs
-	open    openCache
-	stop    context.CancelFunc // ends the ingest workers
+	// ingesting holds a token per document post in flight (Config.IngestInRequest); nil when
+	// unbounded.
+	ingesting chan struct{}
+	open      openCache
+	stop      context.CancelFunc // ends the ingest workers
 }
 
 // New builds the routes.
@@ -167,6 +177,9 @@ func New(cfg Config, deps Deps) *Server {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	s := &Server{cfg: cfg, deps: deps, echo: e, metrics: newMetrics(deps.Registry), jobs: newJobs(cfg.IngestQueue)}
+	if cfg.IngestInRequest > 0 {
+		s.ingesting = make(chan struct{}, cfg.IngestInRequest)
+	}
 	var workCtx context.Context
 	workCtx, s.stop = context.WithCancel(context.Background())
 	for range cfg.IngestWorkers {

@@ -28,9 +28,12 @@ type serveCmd struct {
 	// their request.
 	UploadAsyncBytes int64         `help:"Largest upload ingested inside its request; larger ones become jobs to poll (-1: never)." default:"1048576" name:"upload-async-bytes"`
 	IngestTimeout    time.Duration `help:"Longest the ingest of one upload may take, in its request or as a job." default:"10m"`
-	Pprof            string        `help:"Serve Go's profiles (net/http/pprof) on this loopback address, e.g. 127.0.0.1:6060. Empty serves none." name:"pprof"`
-	ReadTimeout      time.Duration `help:"Longest a client may take to send a whole request, body included (a slow trickle holds a connection no longer)." default:"60s"`
-	Insecure         bool          `help:"Serve without API keys on a non-loopback address. Without it, ragd refuses to start there until a key exists (ragd keys create)."`
+	// Each post read inside its request may hold up to 64 MiB (more for JSON) before
+	// --upload-async-bytes sends it to the job queue, which bounds only what it is given.
+	IngestInRequest int           `help:"Most document posts (uploads and URL ingests, admin keys only) read and ingested inside their requests at once; one more is refused at once with 503 and Retry-After (0: no bound)." default:"4" name:"ingest-in-request"`
+	Pprof           string        `help:"Serve Go's profiles (net/http/pprof) on this loopback address, e.g. 127.0.0.1:6060. Empty serves none." name:"pprof"`
+	ReadTimeout     time.Duration `help:"Longest a client may take to send a whole request, body included (a slow trickle holds a connection no longer)." default:"60s"`
+	Insecure        bool          `help:"Serve without API keys on a non-loopback address. Without it, ragd refuses to start there until a key exists (ragd keys create)."`
 	// MetricsListen keeps /metrics off a public API port: it needs no key (as Prometheus expects)
 	// and names every tenant by id with its drift and feedback error rates.
 	MetricsListen string `help:"Serve /metrics (Prometheus) alone on this address, apart from the API: 127.0.0.1:9090, or 0.0.0.0:9090 for a Prometheus on another host (firewall it: /metrics needs no key and shows every tenant's id, drift and feedback error rates); off serves it nowhere. Empty serves it on the API's address (--listen) while that is loopback only, and nowhere otherwise." name:"metrics-listen"`
@@ -75,6 +78,9 @@ func (c serveCmd) Run(ctx context.Context, a *app) error {
 	}
 	if c.IngestTimeout <= 0 {
 		return fmt.Errorf("--ingest-timeout must be positive")
+	}
+	if c.IngestInRequest < 0 {
+		return fmt.Errorf("--ingest-in-request must be 0 (no bound) or more, got %d", c.IngestInRequest)
 	}
 	if c.ReadTimeout <= 0 {
 		return fmt.Errorf("--read-timeout must be positive")
@@ -134,6 +140,7 @@ func (c serveCmd) Run(ctx context.Context, a *app) error {
 	scfg := a.cfg.serverConfig()
 	scfg.Access = access
 	scfg.AsyncBytes, scfg.IngestTimeout = c.UploadAsyncBytes, c.IngestTimeout
+	scfg.IngestInRequest = c.ingestInRequest()
 	scfg.MetricsApart = metricsLn != nil || metricsOff || !isLoopback(ln.Addr())
 	srv := server.New(scfg, server.Deps{Pipeline: pipeline, Store: a.store, Index: a.index, Ingester: in,
 		Monitors: mon, Experiment: a.cfg.experimentConfig(), Logger: a.logger})
@@ -194,6 +201,15 @@ func (c serveCmd) Run(ctx context.Context, a *app) error {
 		return err
 	}
 	return nil
+}
+
+// ingestInRequest is --ingest-in-request as server.Config has it: there 0 is the default and a
+// negative number no bound.
+func (c serveCmd) ingestInRequest() int {
+	if c.IngestInRequest == 0 {
+		return -1
+	}
+	return c.IngestInRequest
 }
 
 // pipeline wires the turn pipeline from what the app opened, with the guardrails given (none

@@ -274,3 +274,19 @@ func TestServeRefusesABadMetricsAddress(t *testing.T) {
 		})
 	}
 }
+
+// --ingest-in-request: a negative number stops serve naming the flag; 0 is server.Config's no
+// bound, not its default.
+func TestServeIngestInRequest(t *testing.T) {
+	_, err := serveWithoutDatabase(t, "--listen", freeAddr(t), "--ingest-in-request", "-1")
+	require.ErrorContains(t, err, "--ingest-in-request must be 0 (no bound) or more, got -1")
+	for flag, want := range map[string]int{"": 4, "0": -1, "1": 1} {
+		args := []string{"serve"}
+		if flag != "" {
+			args = append(args, "--ingest-in-request", flag)
+		}
+		cli, err := parse(t, nil, args...)
+		require.NoError(t, err)
+		require.Equal(t, want, cli.Serve.ingestInRequest(), "--ingest-in-request %q", flag)
+	}
+}

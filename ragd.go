@@ -24,6 +24,9 @@ var (
 	ErrConflict = errors.New("conflict")
 	// ErrUnavailable: a dependency (database, index, model) cannot serve right now.
 	ErrUnavailable = errors.New("unavailable")
+	// ErrBusy: ragd itself is at a configured limit for this kind of work (the ingest queue, the
+	// ingests inside requests); the same request later will likely go through.
+	ErrBusy = errors.New("ragd is busy")
 )
 
 // InputError says which part of the input is wrong and why. It matches ErrInvalid with errors.Is.

@@ -34,7 +34,7 @@ func (s *Server) postDocument(c echo.Context) error {
 				defer func() { <-s.ingesting }() // a panic too lets the slot go
 			default:
 				return 0, nil, fmt.Errorf("%w: %d documents are being ingested inside their requests (--ingest-in-request)",
-					ragd.ErrUnavailable, cap(s.ingesting))
+					ragd.ErrBusy, cap(s.ingesting))
 			}
 		}
 		return s.ingestPosted(c)

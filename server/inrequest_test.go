@@ -25,6 +25,8 @@ func TestIngestsInRequestsAreBounded(t *testing.T) {
 	resp, body := b.do(t, "POST", "/v1/documents", upload)
 	require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, "%s", body)
 	require.Equal(t, "2", resp.Header.Get("Retry-After"))
+	require.Contains(t, string(body), "ragd is busy: 2 documents are being ingested inside their requests (--ingest-in-request); retry later",
+		"says what is full, not that a dependency is down")
 	resp, body = b.do(t, "GET", "/v1/documents?q=Third", nil)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.JSONEq(t, `{"documents":[]}`, string(body), "the refused post stored nothing")

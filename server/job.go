@@ -62,7 +62,7 @@ func newJobs(queued int) *jobs {
 	return &jobs{all: map[uuid.UUID]*job{}, queue: make(chan *job, queued), keep: jobRetention}
 }
 
-// add queues src, or refuses it with ErrUnavailable when the queue is full.
+// add queues src, or refuses it with ErrBusy when the queue is full.
 func (js *jobs) add(who ragd.Principal, src ingest.Source) (*job, error) {
 	id, err := uuid.NewV7()
 	if err != nil {
@@ -75,7 +75,7 @@ func (js *jobs) add(who ragd.Principal, src ingest.Source) (*job, error) {
 	select {
 	case js.queue <- j:
 	default:
-		return nil, fmt.Errorf("%w: the ingest queue is full (%d uploads waiting)", ragd.ErrUnavailable, cap(js.queue))
+		return nil, fmt.Errorf("%w: the ingest queue is full (%d uploads waiting)", ragd.ErrBusy, cap(js.queue))
 	}
 	js.all[id] = j
 	return j, nil

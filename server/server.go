@@ -375,6 +375,9 @@ func statusOf(err error) (int, string) {
 		return http.StatusNotFound, err.Error()
 	case errors.Is(err, ragd.ErrConflict):
 		return http.StatusConflict, err.Error()
+	case errors.Is(err, ragd.ErrBusy):
+		// ragd's own limits, named as its operator set them: no upstream text in it.
+		return http.StatusServiceUnavailable, err.Error() + "; retry later"
 	case errors.Is(err, ragd.ErrUnavailable):
 		return http.StatusServiceUnavailable, "a service ragd depends on is unavailable; retry later"
 	case errors.Is(err, context.DeadlineExceeded):
